@@ -1,0 +1,5 @@
+import sys
+
+from ahasd.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``ahasd`` verb; see :mod:`ahasd.cli`."""

@@ -1,0 +1,36 @@
+"""``ahasd bench NAME|all [--json] [--quick]``: benchmarks that print measured figures.
+
+Benchmarks measure and print (cycles, ratios, events/s, tokens/s); they never assert timing.
+Each entry of :data:`BENCHES` names a function ``bench(json_output: bool, quick: bool) -> dict``
+that runs the measurement, prints a table (or nothing when ``json_output``), and returns the
+figures; the command prints the returned dict as JSON with ``--json``.
+"""
+
+import importlib
+import json
+
+__all__ = ["BENCHES", "register"]
+
+#: name -> "module:function". Add one line per benchmark.
+BENCHES = {
+    "edc": "ahasd.sim.bench_edc:bench",
+}
+
+
+def register(sub):
+    p = sub.add_parser("bench", help="run a benchmark and print its figures")
+    p.add_argument("name", choices=list(BENCHES) + ["all"])
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--quick", action="store_true", help="smaller problem sizes (for smoke tests)")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    names = list(BENCHES) if args.name == "all" else [args.name]
+    figures = {}
+    for name in names:
+        module_name, _, func = BENCHES[name].partition(":")
+        bench = getattr(importlib.import_module(module_name), func)
+        figures[name] = bench(json_output=args.json, quick=args.quick)
+    if args.json:
+        print(json.dumps(figures if args.name == "all" else figures[args.name], indent=2))

@@ -1,0 +1,43 @@
+"""``ahasd verilog BLOCK|all -o DIR``: write the Verilog of a block (and lint it)."""
+
+from pathlib import Path
+
+__all__ = ["register", "write_verilog"]
+
+
+def register(sub):
+    from ahasd.hw.blocks import block_names
+    p = sub.add_parser("verilog", help="write the Verilog of a block",
+                       description="Write DIR/BLOCK.v for a block with its default parameters, "
+                                   "then lint it with verilator --lint-only -Wall and the "
+                                   "documented waivers (ahasd.synth.verilator.LINT_WAIVERS).")
+    p.add_argument("block", choices=block_names() + ["all"])
+    p.add_argument("-o", "--output", default="build/verilog", type=Path, metavar="DIR")
+    p.add_argument("--no-lint", action="store_true", help="skip the Verilator lint")
+    p.set_defaults(func=run)
+
+
+def write_verilog(name, folder, lint=True):
+    """Write ``folder/name.v`` for block ``name``; lint unless ``lint`` is false. Return the path."""
+    from ahasd.hw.blocks import make_block, to_verilog
+    from ahasd.synth import verilator
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.v"
+    path.write_text(to_verilog(make_block(name), name))
+    if lint:
+        verilator.lint(path, name)
+    return path
+
+
+def run(args):
+    from ahasd.cli import CliError
+    from ahasd.hw.blocks import block_names
+    from ahasd.synth.verilator import VerilatorError
+    names = block_names() if args.block == "all" else [args.block]
+    for name in names:
+        try:
+            path = write_verilog(name, args.output, lint=not args.no_lint)
+        except VerilatorError as error:
+            raise CliError(str(error), status=1) from None
+        print(f"wrote {path}" + ("" if args.no_lint else " (lint clean)"))

@@ -1,0 +1,1 @@
+"""Register constants, C header and drivers generated from the register map."""

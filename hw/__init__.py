@@ -1,0 +1,1 @@
+"""Amaranth RTL of the AHASD PIM-side blocks (one block per module)."""

@@ -1,0 +1,1 @@
+"""Golden models (bit-accurate, pure Python) and the NPU+PIM system simulator."""

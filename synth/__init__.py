@@ -1,0 +1,1 @@
+"""Tool flows: Verilog export, Verilator lint/build, Yosys area, nextpnr FPGA."""

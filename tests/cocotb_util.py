@@ -1,0 +1,50 @@
+"""Run a cocotb test module against the Verilated Verilog of an Amaranth component.
+
+Used by the ``test_*_cocotb.py`` files: the pytest function builds the RTL with the parameters
+under test, calls :func:`run_cocotb`, and the cocotb module (``tests/cocotb_*.py``) runs inside the
+simulator with the parameters in ``AHASD_PARAMS`` (JSON). A failing cocotb test fails the pytest
+test that ran it.
+"""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ahasd.hw.blocks import to_verilog
+from ahasd.synth.verilator import LINT_WAIVERS, use_tool_env
+
+TESTS = Path(__file__).resolve().parent
+BUILD = TESTS.parent / "build" / "cocotb"
+
+
+def run_cocotb(component, top, test_module, params=None, extra_env=None, testcase=None):
+    """Build ``component`` as ``top`` with Verilator (one build folder per parameter set) and run
+    the cocotb module ``test_module`` (a module name in ``tests/``)."""
+    from cocotb_tools.runner import get_runner
+
+    use_tool_env()
+    params = dict(params or {})
+    verilog = to_verilog(component, top)
+    key = hashlib.sha256((verilog + test_module).encode()).hexdigest()[:12]
+    build_dir = BUILD / f"{top}-{key}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / f"{top}.v"
+    if not source.exists() or source.read_text() != verilog:
+        source.write_text(verilog)
+    runner = get_runner("verilator")
+    runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, always=False,
+                 build_args=[f"-Wno-{w}" for w in LINT_WAIVERS] + ["-Wno-fatal"], waves=False,
+                 log_file=build_dir / "build.log")
+    env = {"AHASD_PARAMS": json.dumps(params)}
+    env.update(extra_env or {})
+    results = runner.test(hdl_toplevel=top, test_module=test_module, test_dir=TESTS,
+                          build_dir=build_dir, extra_env=env, testcase=testcase,
+                          results_xml=str(build_dir / f"results-{os.getpid()}.xml"),
+                          log_file=build_dir / f"test-{os.getpid()}.log")
+    return results
+
+
+def params():
+    """Inside a cocotb module: the parameters passed by :func:`run_cocotb`."""
+    return json.loads(os.environ.get("AHASD_PARAMS", "{}"))
