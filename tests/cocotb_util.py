@@ -38,11 +38,28 @@ def run_cocotb(component, top, test_module, params=None, extra_env=None, testcas
                  log_file=build_dir / "build.log")
     env = {"AHASD_PARAMS": json.dumps(params)}
     env.update(extra_env or {})
-    results = runner.test(hdl_toplevel=top, test_module=test_module, test_dir=TESTS,
-                          build_dir=build_dir, extra_env=env, testcase=testcase,
-                          results_xml=str(build_dir / f"results-{os.getpid()}.xml"),
-                          log_file=build_dir / f"test-{os.getpid()}.log")
-    return results
+    log = build_dir / f"test-{os.getpid()}.log"
+    try:
+        return runner.test(hdl_toplevel=top, test_module=test_module, test_dir=TESTS,
+                           build_dir=build_dir, extra_env=env, testcase=testcase,
+                           results_xml=str(build_dir / f"results-{os.getpid()}.xml"),
+                           log_file=log)
+    except SystemExit as exit:
+        # The runner exits on a failed cocotb test; report the failure itself, not SystemExit.
+        raise AssertionError(f"cocotb {test_module} failed on {top} (exit {exit.code}); "
+                             f"log {log}:\n{_failure_excerpt(log)}") from None
+
+
+def _failure_excerpt(log, context=12):
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    hits = [i for i, line in enumerate(lines) if "Error" in line or "FAIL" in line]
+    if not hits:
+        return "\n".join(lines[-2 * context:])
+    first = hits[0]
+    return "\n".join(lines[max(0, first - 3):first + 2 * context])
 
 
 def params():

@@ -1,0 +1,185 @@
+"""EDC: entropy-history-aware drafting control (ARCHITECTURE 4.1), variant ``committed``.
+
+The golden model is :class:`ahasd.sim.edc.EDC`; this block matches it decision for decision,
+including the same-cycle rule (a verify is applied before a draft in the same cycle).
+"""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ahasd.hw.blocks import rejecting_construction
+from ahasd.sim.edc import ENTROPY_BITS, EDCParams
+
+__all__ = ["EDC", "COUNTER_BITS"]
+
+#: Width of the statistics counters (they wrap).
+COUNTER_BITS = 32
+
+
+class EDC(wiring.Component):
+    """Entropy-history-aware drafting control.
+
+    Parameters (keyword-only, validated by :class:`ahasd.sim.edc.EDCParams`)
+    ---------------------------------------------------------------------------
+    history_depth, bucket_bits, llr_bits, counter_bits, counter_reset, fifo_depth_log2, h_max_nats
+
+    Ports
+    -----
+    draft_valid, draft_entropy : In(1), In(16)
+        A drafted batch and its mean entropy, UQ4.12 nats. Accepted every cycle.
+    verify_valid, verify_full : In(1), In(1)
+        The oldest unverified batch was verified; ``verify_full`` = fully accepted. Accepted every
+        cycle; ignored (no state change) when no batch is pending.
+    decision_valid, decision_continue, decision_index : Out(1), Out(1), Out(index_bits)
+        One cycle after ``draft_valid``: keep drafting ahead (``continue``) and the PHT index.
+    llr : Out(llr_bits)
+        Number of unverified look-ahead batches (saturating).
+    pending : Out(fifo_depth_log2 + 1)
+        Entries in the FIFO of pending (index, bucket) pairs.
+    decisions, suppressed, verifications, squashes, fifo_drops : Out(32)
+        Wrapping statistics counters; ``suppressed`` counts *stop* decisions when they appear on
+        ``decision_*``, the others count at the input event.
+
+    Timing
+    ------
+    Input to decision is one cycle: the PHT lookup is a synchronous read port that is transparent
+    to the same-cycle PHT update of a verify, so a verify and a draft in the same cycle behave as
+    "verify, then draft" (the order of the golden model's :meth:`~ahasd.sim.edc.EDC.step`). The
+    verify's read-modify-write uses a second, asynchronous read port of the PHT, so back-to-back
+    verifies to the same entry need no forwarding.
+    """
+
+    def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
+                 counter_reset=None, fifo_depth_log2=3, h_max_nats=10.0):
+        with rejecting_construction(self):
+            self.params = p = EDCParams(
+                history_depth=history_depth, bucket_bits=bucket_bits, llr_bits=llr_bits,
+                counter_bits=counter_bits, counter_reset=counter_reset,
+                fifo_depth_log2=fifo_depth_log2, h_max_nats=h_max_nats)
+        super().__init__({
+            "draft_valid": In(1),
+            "draft_entropy": In(ENTROPY_BITS),
+            "verify_valid": In(1),
+            "verify_full": In(1),
+            "decision_valid": Out(1),
+            "decision_continue": Out(1),
+            "decision_index": Out(p.index_bits),
+            "llr": Out(p.llr_bits),
+            "pending": Out(p.fifo_depth_log2 + 1),
+            "decisions": Out(COUNTER_BITS),
+            "suppressed": Out(COUNTER_BITS),
+            "verifications": Out(COUNTER_BITS),
+            "squashes": Out(COUNTER_BITS),
+            "fifo_drops": Out(COUNTER_BITS),
+        })
+
+    def _shift_in(self, history, bucket):
+        return [bucket] + history[:-1]
+
+    def _index(self, history, llr):
+        p = self.params
+        half = p.history_depth // 2
+        avg_low = (sum(history[:half]) >> p.half_shift)[:p.bucket_bits]
+        avg_high = (sum(history[half:]) >> p.half_shift)[:p.bucket_bits]
+        return Cat(llr, avg_low, avg_high)
+
+    def elaborate(self, platform):
+        p = self.params
+        m = Module()
+
+        leht = [Signal(p.bucket_bits, name=f"leht{i}") for i in range(p.history_depth)]
+        lceht = [Signal(p.bucket_bits, name=f"lceht{i}") for i in range(p.history_depth)]
+        llr = Signal(p.llr_bits)
+        head = Signal(p.fifo_depth_log2)
+        count = Signal(p.fifo_depth_log2 + 1)
+
+        # PHT: one table of saturating counters.
+        m.submodules.pht = pht = Memory(shape=p.counter_bits, depth=p.pht_entries,
+                                        init=[p.counter_reset] * p.pht_entries)
+        pht_wr = pht.write_port()
+        pht_train = pht.read_port(domain="comb")
+        pht_lookup = pht.read_port(transparent_for=(pht_wr,))
+
+        # FIFO of (index, bucket) of the batches waiting for verification.
+        m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
+                                          depth=p.fifo_depth, init=[])
+        fifo_wr = fifo.write_port()
+        fifo_head = fifo.read_port(domain="comb")
+
+        # --- verify phase (first) ---
+        verify = Signal()
+        head_index = Signal(p.index_bits)
+        head_bucket = Signal(p.bucket_bits)
+        m.d.comb += [
+            verify.eq(self.verify_valid & (count != 0)),
+            fifo_head.addr.eq(head),
+            Cat(head_index, head_bucket).eq(fifo_head.data),
+            pht_train.addr.eq(head_index),
+            pht_wr.addr.eq(head_index),
+            pht_wr.en.eq(verify),
+        ]
+        counter = pht_train.data
+        with m.If(self.verify_full):
+            m.d.comb += pht_wr.data.eq(Mux(counter == p.counter_max, counter, counter + 1))
+        with m.Else():
+            m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
+
+        accept = verify & self.verify_full
+        reject = verify & ~self.verify_full
+        leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
+        lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
+        llr1 = Signal(p.llr_bits)
+        head1 = Signal(p.fifo_depth_log2)
+        count1 = Signal(p.fifo_depth_log2 + 1)
+        m.d.comb += [
+            llr1.eq(Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))),
+            head1.eq(Mux(verify, head + 1, head)),
+            count1.eq(Mux(accept, count - 1, Mux(reject, 0, count))),
+        ]
+
+        # --- draft phase (second): sees the state after the verify ---
+        draft = self.draft_valid
+        bucket = Signal(p.bucket_bits)
+        m.d.comb += bucket.eq(sum(self.draft_entropy >= t for t in p.thresholds))
+        leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
+        llr2 = Signal(p.llr_bits)
+        m.d.comb += llr2.eq(Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1))
+        index = Signal(p.index_bits)
+        m.d.comb += index.eq(self._index(leht2, llr2))
+
+        full_fifo = count1 == p.fifo_depth
+        drop = draft & full_fifo
+        m.d.comb += [
+            pht_lookup.addr.eq(index),
+            fifo_wr.addr.eq((head1 + count1)[:p.fifo_depth_log2]),
+            fifo_wr.data.eq(Cat(index, bucket)),
+            fifo_wr.en.eq(draft),
+        ]
+
+        m.d.sync += [
+            *(s.eq(v) for s, v in zip(leht, leht2)),
+            *(s.eq(v) for s, v in zip(lceht, lceht1)),
+            llr.eq(llr2),
+            head.eq(Mux(drop, head1 + 1, head1)),
+            count.eq(Mux(draft & ~full_fifo, count1 + 1, count1)),
+            self.decision_valid.eq(draft),
+            self.decision_index.eq(index),
+        ]
+
+        # The lookup's data appears one cycle after its address, with the decision.
+        cont = pht_lookup.data >= p.continue_threshold
+        m.d.comb += [
+            self.decision_continue.eq(self.decision_valid & cont),
+            self.llr.eq(llr),
+            self.pending.eq(count),
+        ]
+        m.d.sync += [
+            self.decisions.eq(self.decisions + draft),
+            self.suppressed.eq(self.suppressed + (self.decision_valid & ~cont)),
+            self.verifications.eq(self.verifications + verify),
+            self.squashes.eq(self.squashes + reject),
+            self.fifo_drops.eq(self.fifo_drops + drop),
+        ]
+        return m

@@ -1,0 +1,358 @@
+"""Golden model of EDC, the entropy-history-aware drafting control (ARCHITECTURE 4.1).
+
+Two variants share one interface:
+
+``committed`` (default, what the RTL :class:`ahasd.hw.edc.EDC` implements, bit for bit)
+    LEHT (speculative history) and LCEHT (committed history) are shift registers of entropy
+    buckets, ``H0`` newest. ``draft`` shifts the batch's bucket into LEHT, increments LLR
+    (saturating), forms the PHT index ``{avg(older half), avg(newer half), LLR}``, remembers
+    ``(index, bucket)`` in a FIFO and decides *continue* iff ``PHT[index] >= 2**(counter_bits-1)``.
+    ``verify`` pops the oldest batch and trains ``PHT[index]`` with the outcome; a full accept
+    commits the bucket into LCEHT and decrements LLR, a rejection squashes the look-ahead batches:
+    LEHT <- LCEHT, LLR <- 0, FIFO flushed.
+
+``anchor``
+    Bit for bit the C++ ``EDC`` class of the authors' public simulator, for comparing prediction
+    quality: LEHT is a circular buffer written at a rotating pointer; the index averages physical
+    slots ``0..D/2-1`` (low half) and ``D/2..D-1`` (high half); the bucket is computed in float32 as
+    ``int(f32(f32(min(max(H, 0), H_max) / H_max) * (2**bucket_bits - 0.01)))`` (``7.99`` for 3 bits);
+    ``verify`` decrements LLR, copies LEHT -> LCEHT on a full accept or LCEHT -> LEHT on a
+    rejection, then trains the PHT entry indexed by the state *after* those changes (the anchor has
+    no FIFO of pending indices and trains even when nothing is pending).
+
+Same-cycle ordering (RTL and golden model agree): when a verify and a draft arrive in the same
+cycle, the verify is applied first (it concerns an older batch), then the draft sees the updated
+history, LLR, FIFO and PHT. :meth:`EDC.step` models one such cycle.
+
+Entropy input is the batch mean entropy in nats as UQ4.12, ``H_fx = clamp(round(H * 4096), 0,
+65535)`` with round-half-up (:func:`entropy_to_fx`); bucket thresholds are ``t_k = round(k * H_max *
+4096 / 2**bucket_bits)``, ``k = 1 .. 2**bucket_bits - 1`` (:func:`bucket_thresholds`); the bucket is
+the number of thresholds ``<= H_fx``.
+"""
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
+           "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]
+
+VARIANTS = ("committed", "anchor")
+#: UQ4.12: 12 fraction bits, 16 bits in all.
+ENTROPY_FRAC_BITS = 12
+ENTROPY_BITS = 16
+_FX_MAX = (1 << ENTROPY_BITS) - 1
+
+
+def _round_half_up(x):
+    return math.floor(x + 0.5)
+
+
+def entropy_to_fx(entropy_nats):
+    """Batch mean entropy in nats -> UQ4.12 integer, ``clamp(round(H * 4096), 0, 65535)``."""
+    h = float(entropy_nats)
+    if math.isnan(h):
+        raise ValueError("entropy must be a number, not NaN")
+    if h == math.inf:
+        return _FX_MAX
+    return min(max(_round_half_up(h * (1 << ENTROPY_FRAC_BITS)), 0), _FX_MAX)
+
+
+def bucket_thresholds(h_max_nats, bucket_bits):
+    """The integer UQ4.12 thresholds ``t_1 .. t_{2**bucket_bits - 1}``."""
+    buckets = 1 << bucket_bits
+    return [_round_half_up(k * h_max_nats * (1 << ENTROPY_FRAC_BITS) / buckets)
+            for k in range(1, buckets)]
+
+
+def bucket_of(h_fx, thresholds):
+    """Number of thresholds ``<= h_fx`` (what the RTL's comparators and adder compute)."""
+    return sum(1 for t in thresholds if h_fx >= t)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """EDC's answer to one drafted batch: keep drafting ahead (``cont``), and the PHT index used."""
+    cont: bool
+    index: int
+
+
+def _check_int(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, not {value!r}")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be {bound}, not {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class EDCParams:
+    """EDC hardware parameters, validated on construction (shared by golden model and RTL).
+
+    Parameters
+    ----------
+    history_depth : int
+        Entries D of LEHT / LCEHT; a power of two >= 2 (each half is averaged with a shift).
+    bucket_bits : int
+        Bits per entropy bucket (1..4); ``2**bucket_bits`` buckets.
+    llr_bits : int
+        Bits of LLR, the count of unverified (look-ahead) batches; saturates at ``2**llr_bits-1``.
+    counter_bits : int
+        Bits of each PHT saturating counter; *continue* iff counter >= ``2**(counter_bits-1)``.
+    counter_reset : int or None
+        Reset value of every PHT counter; default ``2**(counter_bits-1)`` (2 for 2-bit counters).
+    fifo_depth_log2 : int
+        log2 of the depth of the FIFO of pending (index, bucket) pairs; the oldest entry is dropped
+        when a draft finds it full.
+    h_max_nats : float
+        Entropy mapped to the top bucket boundary; thresholds must fit in UQ4.12 (0 < H_max < 16).
+    """
+    history_depth: int = 8
+    bucket_bits: int = 3
+    llr_bits: int = 3
+    counter_bits: int = 2
+    counter_reset: int | None = None
+    fifo_depth_log2: int = 3
+    h_max_nats: float = 10.0
+
+    def __post_init__(self):
+        depth = _check_int("history_depth", self.history_depth, 2, 64)
+        if depth & (depth - 1):
+            raise ValueError(f"history_depth must be a power of two >= 2, not {depth}")
+        _check_int("bucket_bits", self.bucket_bits, 1, 4)
+        _check_int("llr_bits", self.llr_bits, 1, 8)
+        _check_int("counter_bits", self.counter_bits, 1, 8)
+        if self.counter_reset is None:
+            object.__setattr__(self, "counter_reset", 1 << (self.counter_bits - 1))
+        _check_int("counter_reset", self.counter_reset, 0, (1 << self.counter_bits) - 1)
+        _check_int("fifo_depth_log2", self.fifo_depth_log2, 1, 8)
+        h_max = self.h_max_nats
+        if (isinstance(h_max, bool) or not isinstance(h_max, (int, float))
+                or not 0 < h_max < 16 or math.isnan(h_max)):
+            raise ValueError(f"h_max_nats must be a number in (0, 16) nats (UQ4.12), not {h_max!r}")
+        if self.index_bits > 16:
+            raise ValueError(f"the PHT index has {self.index_bits} bits "
+                             f"(2 * bucket_bits + llr_bits); at most 16 are supported")
+
+    @property
+    def index_bits(self):
+        return 2 * self.bucket_bits + self.llr_bits
+
+    @property
+    def pht_entries(self):
+        return 1 << self.index_bits
+
+    @property
+    def llr_max(self):
+        return (1 << self.llr_bits) - 1
+
+    @property
+    def counter_max(self):
+        return (1 << self.counter_bits) - 1
+
+    @property
+    def continue_threshold(self):
+        return 1 << (self.counter_bits - 1)
+
+    @property
+    def fifo_depth(self):
+        return 1 << self.fifo_depth_log2
+
+    @property
+    def half_shift(self):
+        """log2(D/2): the shift that averages one half of the history."""
+        return (self.history_depth // 2).bit_length() - 1
+
+    @property
+    def thresholds(self):
+        return bucket_thresholds(self.h_max_nats, self.bucket_bits)
+
+
+class EDC:
+    """Golden EDC model (see the module docstring for both variants and the ordering rule).
+
+    Parameters
+    ----------
+    variant : {"committed", "anchor"}
+    **params
+        Hardware parameters of :class:`EDCParams` (keyword-only).
+
+    Attributes
+    ----------
+    decisions, suppressed, verifications, squashes, fifo_drops : int
+        Statistics counters (``suppressed`` = decisions that said stop; ``verifications`` = verify
+        events that found a pending batch; ``squashes`` = those that were rejections;
+        ``fifo_drops`` = pending batches forgotten because the FIFO was full).
+    """
+
+    def __init__(self, variant="committed", **params):
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+        self.variant = variant
+        self.params = p = EDCParams(**params)
+        self._thresholds = p.thresholds
+        self.pht = [p.counter_reset] * p.pht_entries
+        self.leht = [0] * p.history_depth     # committed: index 0 = H0 (newest); anchor: slots
+        self.lceht = [0] * p.history_depth
+        self.leht_ptr = 0                     # anchor only: next slot to write
+        self.lceht_ptr = 0
+        self.llr = 0
+        self.fifo = deque()                   # committed only: (index, bucket), oldest left
+        self.decisions = self.suppressed = self.verifications = 0
+        self.squashes = self.fifo_drops = 0
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _index(self, history):
+        p = self.params
+        half = p.history_depth // 2
+        avg_low = sum(history[:half]) >> p.half_shift
+        avg_high = sum(history[half:]) >> p.half_shift
+        return (avg_high << (p.bucket_bits + p.llr_bits)) | (avg_low << p.llr_bits) | self.llr
+
+    def _anchor_bucket(self, entropy_nats):
+        p = self.params
+        h = min(max(float(entropy_nats), 0.0), p.h_max_nats)
+        ratio = np.float32(np.float32(h) / np.float32(p.h_max_nats))
+        return int(np.float32(ratio * np.float32((1 << p.bucket_bits) - 0.01)))
+
+    def _decide(self, index):
+        cont = self.pht[index] >= self.params.continue_threshold
+        self.decisions += 1
+        self.suppressed += not cont
+        return Decision(cont, index)
+
+    def _train(self, index, full):
+        if full:
+            self.pht[index] = min(self.pht[index] + 1, self.params.counter_max)
+        else:
+            self.pht[index] = max(self.pht[index] - 1, 0)
+
+    # -- events ------------------------------------------------------------------------------
+    def draft(self, entropy_nats):
+        """A drafted batch with mean entropy ``entropy_nats`` (float): return its :class:`Decision`."""
+        if self.variant == "committed":
+            return self.draft_fx(entropy_to_fx(entropy_nats))
+        if math.isnan(float(entropy_nats)):
+            raise ValueError("entropy must be a number, not NaN")
+        p = self.params
+        self.leht[self.leht_ptr] = self._anchor_bucket(entropy_nats)
+        self.leht_ptr = (self.leht_ptr + 1) % p.history_depth
+        self.llr = min(self.llr + 1, p.llr_max)
+        return self._decide(self._index(self.leht))
+
+    def draft_fx(self, entropy_fx):
+        """A drafted batch with UQ4.12 mean entropy ``entropy_fx`` (the RTL's input)."""
+        if self.variant != "committed":
+            return self.draft(entropy_fx / (1 << ENTROPY_FRAC_BITS))
+        entropy_fx = _check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
+        p = self.params
+        bucket = bucket_of(entropy_fx, self._thresholds)
+        self.leht = [bucket] + self.leht[:-1]
+        self.llr = min(self.llr + 1, p.llr_max)
+        index = self._index(self.leht)
+        if len(self.fifo) == p.fifo_depth:
+            self.fifo.popleft()
+            self.fifo_drops += 1
+        self.fifo.append((index, bucket))
+        return self._decide(index)
+
+    def verify(self, full):
+        """The oldest unverified batch was verified; ``full`` = every drafted token accepted."""
+        full = bool(full)
+        if self.variant == "anchor":
+            self.llr = max(self.llr - 1, 0)
+            if full:
+                self.lceht, self.lceht_ptr = list(self.leht), self.leht_ptr
+            else:
+                self.leht, self.leht_ptr = list(self.lceht), self.lceht_ptr
+            self.verifications += 1
+            self.squashes += not full
+            self._train(self._index(self.leht), full)
+            return
+        if not self.fifo:
+            return
+        index, bucket = self.fifo.popleft()
+        self.verifications += 1
+        self._train(index, full)
+        if full:
+            self.lceht = [bucket] + self.lceht[:-1]
+            self.llr = max(self.llr - 1, 0)
+        else:
+            self.squashes += 1
+            self.leht = list(self.lceht)
+            self.llr = 0
+            self.fifo.clear()
+
+    def step(self, draft_fx=None, verify=None):
+        """One clock cycle of the RTL: an optional verify (``True``/``False``) then an optional
+        draft (UQ4.12 entropy). Returns the draft's :class:`Decision` or ``None``."""
+        if verify is not None:
+            self.verify(verify)
+        if draft_fx is not None:
+            return self.draft_fx(draft_fx)
+        return None
+
+
+@dataclass
+class EDCScore:
+    """Prediction quality of EDC over an event sequence.
+
+    A decision is *scored* when the batch it was made for is verified: *continue* is correct for
+    a fully accepted batch and *stop* for a rejected one. Batches squashed by an earlier rejection
+    are counted in ``squashed`` and not scored.
+    """
+    drafts: int = 0
+    verifies: int = 0
+    continues: int = 0
+    scored: int = 0
+    correct: int = 0
+    squashed: int = 0
+
+    @property
+    def continue_rate(self):
+        return self.continues / self.drafts if self.drafts else 0.0
+
+    @property
+    def suppression_rate(self):
+        return 1.0 - self.continue_rate if self.drafts else 0.0
+
+    @property
+    def accuracy(self):
+        return self.correct / self.scored if self.scored else 0.0
+
+    def as_dict(self):
+        return {"drafts": self.drafts, "verifies": self.verifies, "continue_rate":
+                self.continue_rate, "suppression_rate": self.suppression_rate,
+                "accuracy": self.accuracy, "scored": self.scored, "squashed": self.squashed}
+
+
+def score_events(edc, events):
+    """Run ``events`` (``("draft", entropy_nats)`` / ``("verify", full)``) through ``edc``.
+
+    Returns ``(decisions, score)``: the list of :class:`Decision` (one per draft) and an
+    :class:`EDCScore`.
+    """
+    decisions, pending, score = [], deque(), EDCScore()
+    for op, value in events:
+        if op == "draft":
+            decision = edc.draft(value)
+            decisions.append(decision)
+            pending.append(decision.cont)
+            score.drafts += 1
+            score.continues += decision.cont
+        elif op == "verify":
+            score.verifies += 1
+            edc.verify(value)
+            if pending:
+                cont = pending.popleft()
+                score.scored += 1
+                score.correct += cont == bool(value)
+                if not value:
+                    score.squashed += len(pending)
+                    pending.clear()
+        else:
+            raise ValueError(f"unknown EDC event {op!r}")
+    return decisions, score
