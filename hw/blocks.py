@@ -14,6 +14,7 @@ __all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list",
 #: name -> "module:Class". Add one line per new block.
 BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
+    "gemv": "ahasd.hw.gemv:GEMV",
 }
 
 

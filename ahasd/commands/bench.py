@@ -14,6 +14,7 @@ __all__ = ["BENCHES", "register"]
 #: name -> "module:function". Add one line per benchmark.
 BENCHES = {
     "edc": "ahasd.sim.bench_edc:bench",
+    "gemv": "ahasd.sim.bench_gemv:bench",
 }
 
 
