@@ -16,6 +16,8 @@ __all__ = ["main", "CliError", "COMMAND_MODULES"]
 COMMAND_MODULES = [
     "ahasd.commands.verilog",
     "ahasd.commands.bench",
+    "ahasd.commands.decode",
+    "ahasd.commands.trace",
     "ahasd.commands.regs",
 ]
 
