@@ -15,6 +15,7 @@ __all__ = ["main", "CliError", "COMMAND_MODULES"]
 #: Modules that register a verb (see the module docstring). Add a line to add a verb.
 COMMAND_MODULES = [
     "ahasd.commands.verilog",
+    "ahasd.commands.area",
     "ahasd.commands.bench",
     "ahasd.commands.decode",
     "ahasd.commands.trace",

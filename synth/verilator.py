@@ -21,6 +21,13 @@ LINT_WAIVERS = {
                       "switches whose remaining values are unreachable.",
     "PROCASSINIT": "Amaranth gives every register an initial value in its declaration (the "
                    "FPGA power-on state) as well as the synchronous reset in its process.",
+    "WIDTHEXPAND": "Amaranth's Verilog backend relies on Verilog's implicit zero/sign extension "
+                   "of narrower operands (`a + b` with b narrower, `x >= 13'h1400`); the "
+                   "widths were already checked by Amaranth's own type rules.",
+    "WIDTHTRUNC": "Amaranth emits `!x` for a multi-bit `x == 0` test and relies on implicit "
+                  "truncation where its own width rules already define the result.",
+    "DECLFILENAME": "Amaranth writes a block and its submodules (e.g. the FIFOs inside the "
+                    "task queues) as several modules in one file named after the top module.",
     "UNUSEDSIGNAL": "Amaranth keeps unused bits of internal signals (e.g. the carry of a "
                     "saturating adder or high bits of a slice) as named wires.",
 }
