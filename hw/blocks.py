@@ -15,6 +15,8 @@ __all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list",
 BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
     "gemv": "ahasd.hw.gemv:GEMV",
+    "tvc": "ahasd.hw.tvc:TVC",
+    "csr": "ahasd.hw.csr:CSR",
 }
 
 
@@ -50,11 +52,12 @@ def port_list(component):
     Port names are the signature paths joined with ``__`` (Amaranth's convention); ``clk`` and
     ``rst`` of the ``sync`` domain are not listed.
     """
+    from amaranth.hdl import Value
     from amaranth.lib import wiring
     inputs, outputs = [], []
     for path, member, value in component.signature.flatten(component):
         name = "__".join(str(part) for part in path)
-        width = len(value)
+        width = len(Value.cast(value))  # a struct/enum view has no len() of its own
         (inputs if member.flow == wiring.In else outputs).append((name, width))
     return inputs, outputs
 

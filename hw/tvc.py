@@ -1,0 +1,268 @@
+"""TVC: time-aware pre-verification control (ARCHITECTURE 4.2).
+
+The golden model is :class:`ahasd.sim.tvc.TVC` (transaction level); this block gives the same
+decisions and the same table contents for the transactions it accepts, in the order defined in
+:class:`TVC` (Ordering). ``docs/tvc.md`` summarises the interface for the controller top.
+"""
+
+from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ahasd.hw.blocks import rejecting_construction
+from ahasd.sim.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
+
+__all__ = ["Table", "TVC", "DECISION_LATENCY"]
+
+#: Cycles from the cycle a decide is accepted to the cycle its result is valid.
+DECISION_LATENCY = 3
+
+
+class Table(enum.Enum, shape=2):
+    """Table code of a record (the order of :data:`ahasd.sim.tvc.TABLES`); code 3 is invalid."""
+    NVCT = 0
+    PDCT = 1
+    PVCT = 2
+
+
+assert [t.name.lower() for t in Table] == list(TABLES)
+
+
+class TVC(wiring.Component):
+    """Time-aware pre-verification control.
+
+    Parameters (keyword-only, validated by :class:`ahasd.sim.tvc.TVCParams`)
+    -----------------------------------------------------------------------
+    depth, ratio_bits, max_preverify_len, cycles_bits, length_bits, counter_bits
+
+    Ports (``rb`` = ratio_bits, ``cb`` = cycles_bits, ``lb`` = length_bits)
+    --------------------------------------------------------------------------
+    freq_ratio : In(16)
+        f_PIM / f_NPU, UQ2.14 (a CSR). Every transaction uses the value of its accept cycle.
+    preset__nvct, preset__pdct, preset__pvct : In(rb)
+        Offline-profiled ratios, UQ(rb-8).8 (CSRs). Loaded into every entry of their table in the
+        first cycle after reset, and again for each bit set in ``preset__load``.
+    preset__load : In(3)
+        One-cycle strobe, bit ``i`` = table ``i`` (NVCT, PDCT, PVCT): load ``preset__<table>``
+        into every entry. Never refused (no ready): a preset takes effect at once.
+    record__valid, record__ready, record__payload : stream of {table: Table, cycles: cb,
+        length: lb}
+        A measured run: ``cycles`` (NPU cycles for NVCT, PIM cycles otherwise) for ``length``
+        tokens. Payload bit order: table [1:0], cycles, then length.
+    decide__valid, decide__ready, decide__payload : stream of {kv_len: lb, now: cb,
+        pending: lb}
+        A decision request (KV length, NPU cycles elapsed in the current verification = NCR,
+        unverified tokens available). Payload bit order: kv_len, now, pending.
+    result__valid, result__payload : Out, {insert: 1, length: bits(max_preverify_len)}
+        Exactly :data:`DECISION_LATENCY` (3) cycles after each accepted decide, in order; no
+        ready (the pipeline never stalls).
+    error_count : Out(counter_bits)
+        Saturating count of rejected records: length 0, or table code 3.
+    busy : Out(1)
+        The divider is working on a record (or the post-reset preset load is happening); both
+        ``ready`` outputs are low.
+    average__nvct, average__pdct, average__pvct : Out(rb)
+        Current ``avg(T)`` of each table (for CSR read-back).
+
+    Ordering and backpressure
+    -------------------------
+    ``record__ready`` and ``decide__ready`` are both ``~busy``. A record with a non-zero length
+    starts the sequential divider (restoring, one quotient bit per cycle) and keeps ``busy`` high
+    until its ratio is in the table: ``min(cb + 2 + 8, rb) + 2`` cycles after accept (26 with the
+    defaults); a ratio that would saturate is detected in the first divider cycle. A decide reads
+    the tables in its accept cycle, so a decide and a record accepted in the same cycle behave
+    as "decide, then record"; anything after a record waits for it. A preset in the same cycle as
+    an accepted record, or while the divider works on a record of the same table, comes after
+    it and overwrites the table: the record's ratio is discarded (the divider stops). Within a
+    cycle the order is therefore decide, record, preset, and ``freq_ratio`` applies to all three.
+
+    Timing
+    ------
+    No divider on the decision path; three register stages: (1) the table averages and
+    ``to_pim(now)``; (2) ``C_npu`` and the signed ``C_left`` (:attr:`TVCParams.c_left_bits`
+    bits); (3) one comparator ``L * avg(PVCT) <= C_left * 256`` per length, their count and
+    ``min(L, pending)``. One decide per cycle while not busy.
+    """
+
+    def __init__(self, *, depth=4, ratio_bits=24, max_preverify_len=8, cycles_bits=32,
+                 length_bits=16, counter_bits=16):
+        with rejecting_construction(self):
+            self.params = p = TVCParams(
+                depth=depth, ratio_bits=ratio_bits, max_preverify_len=max_preverify_len,
+                cycles_bits=cycles_bits, length_bits=length_bits, counter_bits=counter_bits)
+        self.record_layout = data.StructLayout({
+            "table": Table, "cycles": p.cycles_bits, "length": p.length_bits})
+        self.decide_layout = data.StructLayout({
+            "kv_len": p.length_bits, "now": p.cycles_bits, "pending": p.length_bits})
+        self.result_layout = data.StructLayout({
+            "insert": 1, "length": p.result_length_bits})
+        tables = {name: Out(p.ratio_bits) for name in TABLES}
+        super().__init__({
+            "freq_ratio": In(FREQ_BITS),
+            "preset": In(wiring.Signature({**tables, "load": Out(len(TABLES))})),
+            "record": In(stream.Signature(self.record_layout)),
+            "decide": In(stream.Signature(self.decide_layout)),
+            # Not stream.Signature(always_ready=True): its constant `ready` cannot be a port.
+            "result": Out(wiring.Signature({"valid": Out(1), "payload": Out(self.result_layout)})),
+            "error_count": Out(p.counter_bits),
+            "busy": Out(1),
+            "average": Out(wiring.Signature(tables)),
+        })
+
+    @property
+    def divider_steps(self):
+        """Quotient bits the divider computes one per cycle."""
+        return min(self.params.numerator_bits, self.params.ratio_bits)
+
+    @property
+    def record_latency(self):
+        """Cycles from a (non-saturating) record's accept until ``ready`` is high again."""
+        return self.divider_steps + 2
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        rb, lb = p.ratio_bits, p.length_bits
+
+        def to_pim(cycles):
+            return (cycles * self.freq_ratio)[FREQ_FRAC_BITS:]
+
+        # -- tables and their averages --------------------------------------------------------
+        tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
+                  for name in TABLES}
+        averages = {}
+        for name, entries in tables.items():
+            total = sum(entries[1:], entries[0])
+            averages[name] = Signal(rb, name=f"avg_{name}")
+            m.d.comb += averages[name].eq(total[p.depth_log2:])
+            m.d.comb += getattr(self.average, name).eq(averages[name])
+
+        # The tables take the preset CSRs in the first cycle after reset.
+        init = Signal(init=1)
+        m.d.sync += init.eq(0)
+
+        div_busy = Signal()
+        busy = Signal()
+        m.d.comb += [
+            busy.eq(init | div_busy),
+            self.busy.eq(busy),
+            self.record.ready.eq(~busy),
+            self.decide.ready.eq(~busy),
+        ]
+        load = Signal(len(TABLES))
+        m.d.comb += load.eq(self.preset.load | init.replicate(len(TABLES)))
+
+        # -- records: rejection, squash, sequential divider -------------------------------------
+        rec = self.record.payload
+        rec_accept = Signal()
+        rec_bad = Signal()
+        rec_squashed = Signal()
+        m.d.comb += [
+            rec_accept.eq(self.record.valid & self.record.ready),
+            rec_bad.eq((rec.length == 0) | (rec.table.as_value() == 3)),
+            rec_squashed.eq(load.bit_select(rec.table.as_value(), 1)),
+        ]
+        err_max = (1 << p.counter_bits) - 1
+        with m.If(rec_accept & rec_bad & (self.error_count != err_max)):
+            m.d.sync += self.error_count.eq(self.error_count + 1)
+
+        steps = self.divider_steps
+        numerator = Signal(p.numerator_bits)
+        m.d.comb += numerator.eq(
+            Cat(Const(0, RATIO_FRAC_BITS),
+                Mux(rec.table == Table.NVCT, to_pim(rec.cycles), rec.cycles)))
+        high_bits = max(p.numerator_bits - steps, lb + 1)
+        div_table = Signal(Table)
+        div_len = Signal(lb)
+        div_rem = Signal(high_bits)          # numerator >> steps, then the partial remainder
+        div_quo = Signal(steps)              # the low dividend bits, shifted out as quotient bits
+        div_check = Signal()                 # first divider cycle: saturation check
+        div_count = Signal(range(steps + 1))
+        div_write = Signal()
+        div_value = Signal(rb)
+
+        with m.If(div_busy & load.bit_select(div_table.as_value(), 1)):
+            m.d.sync += div_busy.eq(0)       # a preset after the record overwrites the table
+        with m.Elif(div_busy & div_check):
+            m.d.sync += div_check.eq(0)
+            with m.If(div_rem >= div_len):   # the quotient needs more than rb bits: saturate
+                m.d.comb += [div_write.eq(1), div_value.eq(p.ratio_max)]
+                m.d.sync += div_busy.eq(0)
+        with m.Elif(div_busy):
+            # Restoring division: div_rem < div_len always, so the shifted remainder has lb + 1
+            # bits.
+            shifted = Cat(div_quo[-1], div_rem[:lb])
+            bit = shifted >= div_len
+            next_quo = Cat(bit, div_quo[:-1])
+            m.d.sync += [
+                div_rem.eq(Mux(bit, shifted - div_len, shifted)),
+                div_quo.eq(next_quo),
+                div_count.eq(div_count - 1),
+            ]
+            with m.If(div_count == 1):
+                m.d.comb += [div_write.eq(1), div_value.eq(next_quo)]
+                m.d.sync += div_busy.eq(0)
+        with m.If(rec_accept & ~rec_bad & ~rec_squashed):
+            m.d.sync += [
+                div_busy.eq(1),
+                div_check.eq(1),
+                div_count.eq(steps),
+                div_table.eq(rec.table),
+                div_len.eq(rec.length),
+                div_rem.eq(numerator[steps:]),
+                div_quo.eq(numerator[:steps]),
+            ]
+
+        # -- table updates: a preset wins over a record's write in the same cycle ---------------
+        for index, (name, entries) in enumerate(tables.items()):
+            with m.If(load[index]):
+                m.d.sync += [entry.eq(getattr(self.preset, name)) for entry in entries]
+            with m.Elif(div_write & (div_table.as_value() == index)):
+                m.d.sync += [entries[0].eq(div_value)]
+                m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
+
+        # -- decisions: three register stages --------------------------------------------------
+        req = self.decide.payload
+        s1_valid = Signal()
+        s1_nvct = Signal(rb)
+        s1_pdct = Signal(rb - RATIO_FRAC_BITS)
+        s1_pvct = Signal(rb)
+        s1_now = Signal(p.pim_cycles_bits)
+        s1_kv = Signal(lb)
+        s1_pending = Signal(lb)
+        m.d.sync += [
+            s1_valid.eq(self.decide.valid & self.decide.ready),
+            s1_nvct.eq(averages["nvct"]),
+            s1_pdct.eq(averages["pdct"][RATIO_FRAC_BITS:]),
+            s1_pvct.eq(averages["pvct"]),
+            s1_now.eq(to_pim(req.now)),
+            s1_kv.eq(req.kv_len),
+            s1_pending.eq(req.pending),
+        ]
+
+        s2_valid = Signal()
+        s2_c_left = Signal(signed(p.c_left_bits))
+        s2_pvct = Signal(rb)
+        s2_pending = Signal(lb)
+        # Zero-extend by one bit before as_signed(), which would read the top bit as the sign.
+        c_npu = Cat((s1_nvct * s1_kv)[RATIO_FRAC_BITS:], Const(0, 1)).as_signed()
+        c_sub = Cat(s1_now + s1_pdct, Const(0, 1)).as_signed()
+        m.d.sync += [
+            s2_valid.eq(s1_valid),
+            s2_c_left.eq(c_npu - c_sub),   # fits c_left_bits: see TVCParams.c_left_bits
+            s2_pvct.eq(s1_pvct),
+            s2_pending.eq(s1_pending),
+        ]
+
+        c_left_256 = Cat(Const(0, RATIO_FRAC_BITS), s2_c_left[:-1])
+        fits = Cat(~s2_c_left[-1] & (length * s2_pvct <= c_left_256)
+                   for length in range(1, p.max_preverify_len + 1))
+        # The conditions are monotone in L (avg(PVCT) >= 0), so their count is the largest L.
+        count = sum((fits[i] for i in range(1, len(fits))), fits[0])
+        length = Mux(count < s2_pending, count, s2_pending)
+        m.d.sync += [
+            self.result.valid.eq(s2_valid),
+            self.result.payload.insert.eq(length != 0),
+            self.result.payload.length.eq(length),
+        ]
+        return m

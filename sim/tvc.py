@@ -1,0 +1,230 @@
+"""Golden model of TVC, the time-aware pre-verification control (ARCHITECTURE 4.2).
+
+Transaction-level and bit-accurate: :class:`ahasd.hw.tvc.TVC` gives the same decision and the same
+table contents for the same sequence of transactions, using the same integer arithmetic.
+
+State
+    Three tables (:data:`TABLES`) of ``depth`` per-token cycle ratios in UQ(ratio_bits-8).8,
+    entry 0 newest: NVCT (NPU verify cycles per KV token, converted to PIM cycles), PDCT (PIM
+    draft cycles per token), PVCT (PIM pre-verify cycles per token); ``freq_ratio`` = f_PIM / f_NPU
+    in UQ2.14; a saturating error counter of zero-length records.
+
+Arithmetic (every intermediate exact; Python integers and the RTL's widths never overflow)
+    * ``to_pim(x) = (x * freq_ratio) >> 14`` (NPU cycles -> PIM cycles), ``cycles_bits + 2`` bits.
+    * ``avg(T) = sum(T) >> log2(depth)``.
+    * ``record(T, cycles, length)``: with ``length == 0`` nothing changes except the error counter
+      (saturating at ``2**counter_bits - 1``); else ``c = to_pim(cycles)`` for NVCT and ``cycles``
+      otherwise, and ``min((c * 256) // length, 2**ratio_bits - 1)`` is shifted into ``T``.
+    * ``decide(kv_len, now, pending)``: ``C_npu = (avg(NVCT) * kv_len) >> 8``;
+      ``C_left = C_npu - (to_pim(now) + (avg(PDCT) >> 8))``, signed, width
+      :attr:`TVCParams.c_left_bits`; ``L`` = the largest ``L`` in ``1..max_preverify_len`` with
+      ``L * avg(PVCT) <= C_left * 256`` (0 if none); ``length = min(L, pending)``; insert iff
+      ``length >= 1``.
+
+Widths: cycle counts (``cycles``, ``now``) have ``cycles_bits`` bits, token counts (``length``,
+``kv_len``, ``pending``) ``length_bits``; ``freq_ratio`` is 16 bits (UQ2.14). Out-of-range
+arguments raise :class:`ValueError`.
+
+Ordering (what the RTL's ports implement): a ``config`` applies to every transaction after it;
+``preset`` overwrites every entry of one table, so a record before it has no lasting effect.
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["TABLES", "FREQ_FRAC_BITS", "FREQ_BITS", "RATIO_FRAC_BITS", "DEFAULT_FREQ_RATIO",
+           "TVCParams", "Decision", "TVC", "to_pim"]
+
+#: Table names in port/encoding order (the RTL's ``record.payload.table`` and ``preset.load`` bit).
+TABLES = ("nvct", "pdct", "pvct")
+#: ``freq_ratio`` is UQ2.14.
+FREQ_FRAC_BITS = 14
+FREQ_BITS = 16
+#: Table entries are UQ(ratio_bits-8).8.
+RATIO_FRAC_BITS = 8
+#: f_PIM / f_NPU = 800 MHz / 1 GHz in UQ2.14.
+DEFAULT_FREQ_RATIO = round(0.8 * (1 << FREQ_FRAC_BITS))
+
+
+def _check_int(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+            high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in {low}..{high}"
+        raise ValueError(f"{name} must be an integer {bound}, not {value!r}")
+    return value
+
+
+def to_pim(cycles_npu, freq_ratio):
+    """NPU cycles -> PIM cycles: ``(cycles_npu * freq_ratio) >> 14`` (``freq_ratio`` UQ2.14)."""
+    return (cycles_npu * freq_ratio) >> FREQ_FRAC_BITS
+
+
+@dataclass(frozen=True)
+class TVCParams:
+    """TVC hardware parameters, validated on construction (shared by golden model and RTL).
+
+    Parameters
+    ----------
+    depth : int
+        Entries per table; a power of two in 1..64 (the average is a shift).
+    ratio_bits : int
+        Bits of a table entry, UQ(ratio_bits-8).8; 9..40. Recorded ratios saturate at
+        ``2**ratio_bits - 1``.
+    max_preverify_len : int
+        Longest pre-verification TVC inserts, 1..64 (one comparator per length).
+    cycles_bits : int
+        Bits of cycle counts (record ``cycles``, decide ``now``), 1..48.
+    length_bits : int
+        Bits of token counts (record ``length``, decide ``kv_len`` and ``pending``), 1..32.
+    counter_bits : int
+        Bits of the saturating error counter of zero-length records, 1..32.
+    """
+    depth: int = 4
+    ratio_bits: int = 24
+    max_preverify_len: int = 8
+    cycles_bits: int = 32
+    length_bits: int = 16
+    counter_bits: int = 16
+
+    def __post_init__(self):
+        depth = _check_int("depth", self.depth, 1, 64)
+        if depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two in 1..64, not {depth}")
+        _check_int("ratio_bits", self.ratio_bits, RATIO_FRAC_BITS + 1, 40)
+        _check_int("max_preverify_len", self.max_preverify_len, 1, 64)
+        _check_int("cycles_bits", self.cycles_bits, 1, 48)
+        _check_int("length_bits", self.length_bits, 1, 32)
+        _check_int("counter_bits", self.counter_bits, 1, 32)
+
+    @property
+    def depth_log2(self):
+        return self.depth.bit_length() - 1
+
+    @property
+    def ratio_max(self):
+        return (1 << self.ratio_bits) - 1
+
+    @property
+    def pim_cycles_bits(self):
+        """Bits of ``to_pim(cycles)``: ``freq_ratio < 4``."""
+        return self.cycles_bits + FREQ_BITS - FREQ_FRAC_BITS
+
+    @property
+    def numerator_bits(self):
+        """Bits of the divider's dividend ``to_pim(cycles) * 256``."""
+        return self.pim_cycles_bits + RATIO_FRAC_BITS
+
+    @property
+    def c_npu_bits(self):
+        return max(self.ratio_bits + self.length_bits - RATIO_FRAC_BITS, 1)
+
+    @property
+    def c_sub_bits(self):
+        """Bits of ``to_pim(now) + (avg(PDCT) >> 8)``."""
+        return max(self.pim_cycles_bits, self.ratio_bits - RATIO_FRAC_BITS) + 1
+
+    @property
+    def c_left_bits(self):
+        """Bits of the signed ``C_left`` (two's complement, never overflows)."""
+        return max(self.c_npu_bits, self.c_sub_bits) + 1
+
+    @property
+    def result_length_bits(self):
+        return self.max_preverify_len.bit_length()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Result of :meth:`TVC.decide`: insert a pre-verification of ``length`` tokens iff
+    ``insert``."""
+    insert: bool
+    length: int
+
+
+class TVC:
+    """Time-aware pre-verification control, transaction level (see the module docstring).
+
+    Parameters
+    ----------
+    freq_ratio : int
+        Initial f_PIM / f_NPU, UQ2.14 (default :data:`DEFAULT_FREQ_RATIO`).
+    presets : dict or None
+        Initial ratio (UQ(ratio_bits-8).8) of every entry of each table, by name; missing tables
+        start at 0 (the RTL loads its ``preset`` inputs into the tables after reset).
+    **params
+        :class:`TVCParams` fields (``depth``, ``ratio_bits``, ``max_preverify_len``,
+        ``cycles_bits``, ``length_bits``, ``counter_bits``).
+    """
+
+    def __init__(self, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None, **params):
+        self.params = TVCParams(**params)
+        self.freq_ratio = 0
+        self.config(freq_ratio)
+        self.tables = {name: [0] * self.params.depth for name in TABLES}
+        self.error_count = 0
+        for name, ratio in (presets or {}).items():
+            self.preset(name, ratio)
+
+    # -- argument checks (named for the replay's messages) ------------------------------------
+    def _table(self, table):
+        if table not in TABLES:
+            raise ValueError(f"table must be one of {', '.join(TABLES)}, not {table!r}")
+        return table
+
+    def _bits(self, name, value, bits):
+        return _check_int(name, value, 0, (1 << bits) - 1)
+
+    # -- transactions -------------------------------------------------------------------------
+    def config(self, freq_ratio):
+        """Set f_PIM / f_NPU (UQ2.14) for the transactions that follow."""
+        self.freq_ratio = self._bits("freq_ratio", freq_ratio, FREQ_BITS)
+
+    def preset(self, table, ratio):
+        """Write ``ratio`` (UQ(ratio_bits-8).8) into every entry of ``table``."""
+        self._table(table)
+        self._bits("ratio", ratio, self.params.ratio_bits)
+        self.tables[table] = [ratio] * self.params.depth
+
+    def record(self, table, cycles, length):
+        """Record a measured run: ``cycles`` (NPU cycles for NVCT, PIM cycles otherwise) for
+        ``length`` tokens. Return the ratio shifted in, or None for a zero-length record (which
+        only increments the error counter)."""
+        p = self.params
+        self._table(table)
+        self._bits("cycles", cycles, p.cycles_bits)
+        self._bits("length", length, p.length_bits)
+        if length == 0:
+            self.error_count = min(self.error_count + 1, (1 << p.counter_bits) - 1)
+            return None
+        if table == "nvct":
+            cycles = to_pim(cycles, self.freq_ratio)
+        ratio = min((cycles << RATIO_FRAC_BITS) // length, p.ratio_max)
+        self.tables[table] = [ratio] + self.tables[table][:-1]
+        return ratio
+
+    def average(self, table):
+        """``sum(table) >> log2(depth)``."""
+        return sum(self.tables[self._table(table)]) >> self.params.depth_log2
+
+    def c_left(self, kv_len, now):
+        """Predicted PIM cycles left before the NPU verification ends, less one draft token."""
+        c_npu = (self.average("nvct") * kv_len) >> RATIO_FRAC_BITS
+        return c_npu - (to_pim(now, self.freq_ratio) + (self.average("pdct") >> RATIO_FRAC_BITS))
+
+    def decide(self, kv_len, now, pending):
+        """Decide whether to insert a pre-verification and of how many tokens.
+
+        ``kv_len``: KV length of the NPU's current verification (tokens); ``now``: NPU cycles it
+        has run (NCR); ``pending``: unverified tokens available for pre-verification.
+        """
+        p = self.params
+        self._bits("kv_len", kv_len, p.length_bits)
+        self._bits("now", now, p.cycles_bits)
+        self._bits("pending", pending, p.length_bits)
+        c_left = self.c_left(kv_len, now)
+        pvct = self.average("pvct")
+        best = 0
+        for length in range(1, p.max_preverify_len + 1):
+            if length * pvct <= c_left << RATIO_FRAC_BITS:
+                best = length
+        best = min(best, pending)
+        return Decision(insert=best >= 1, length=best)
