@@ -16,7 +16,6 @@ BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
     "gemv": "ahasd.hw.gemv:GEMV",
     "tvc": "ahasd.hw.tvc:TVC",
-    "csr": "ahasd.hw.csr:CSR",
 }
 
 
