@@ -1,0 +1,110 @@
+"""Task-queue descriptors as plain integers: the Python mirror of :mod:`ahasd.hw.descriptors`.
+
+Each descriptor is a frozen dataclass with :meth:`pack` (to the integer the RTL carries on a
+stream payload, first field in the least significant bits, as ``amaranth.lib.data.Struct`` lays
+it out) and :meth:`unpack`. The field lists below are the single source of the widths: the
+Amaranth layouts are built from them, so the two cannot drift apart.
+
+=====================  =======================  =====  ==============================================
+descriptor             field                    bits   meaning
+=====================  =======================  =====  ==============================================
+DraftDescriptor        batch_id                 16     draft batch number (wraps)
+(PIM -> NPU,           length                   8      tokens in the batch
+unverified-draft)      kv_base                  16     KV-cache position of the batch's first token
+                       mean_entropy             16     batch mean entropy, UQ4.12 nats (EDC input)
+FeedbackDescriptor     accepted_length          8      tokens of the batch the target model accepted
+(NPU -> PIM)           full                     1      1: the whole batch was accepted
+                       cycles                   32     NPU cycles the verification took
+                       kv_length                16     KV-cache length after the verification
+PreverifyDescriptor    verify_length            4      tokens to pre-verify on PIM (TVC's L, 1..8)
+(controller -> PIM)    urgent                   1      1: run before the next draft
+=====================  =======================  =====  ==============================================
+"""
+
+from dataclasses import dataclass, fields
+
+__all__ = ["DRAFT_FIELDS", "FEEDBACK_FIELDS", "PREVERIFY_FIELDS", "DraftDescriptor",
+           "FeedbackDescriptor", "PreverifyDescriptor", "packed_width"]
+
+#: (name, bits), least significant first.
+DRAFT_FIELDS = (("batch_id", 16), ("length", 8), ("kv_base", 16), ("mean_entropy", 16))
+FEEDBACK_FIELDS = (("accepted_length", 8), ("full", 1), ("cycles", 32), ("kv_length", 16))
+PREVERIFY_FIELDS = (("verify_length", 4), ("urgent", 1))
+
+
+def packed_width(field_list):
+    """Total bits of a field list."""
+    return sum(bits for _, bits in field_list)
+
+
+class _Packed:
+    """Shared pack/unpack over the class attribute ``FIELDS``."""
+
+    FIELDS = ()
+
+    def __post_init__(self):
+        for name, bits in self.FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) and bits != 1:
+                raise ValueError(f"{type(self).__name__}.{name} must be an integer, not {value!r}")
+            if not 0 <= value < (1 << bits):
+                raise ValueError(f"{type(self).__name__}.{name} must fit in {bits} unsigned "
+                                 f"bits, not {value}")
+
+    @classmethod
+    def width(cls):
+        return packed_width(cls.FIELDS)
+
+    def pack(self):
+        """The descriptor as one unsigned integer (first field in the low bits)."""
+        word, shift = 0, 0
+        for name, bits in self.FIELDS:
+            word |= int(getattr(self, name)) << shift
+            shift += bits
+        return word
+
+    @classmethod
+    def unpack(cls, word):
+        """Inverse of :meth:`pack`; ``word`` must fit in :meth:`width` bits."""
+        if not 0 <= word < (1 << cls.width()):
+            raise ValueError(f"{cls.__name__} word must fit in {cls.width()} bits, not {word:#x}")
+        values, shift = {}, 0
+        for name, bits in cls.FIELDS:
+            values[name] = (word >> shift) & ((1 << bits) - 1)
+            shift += bits
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class DraftDescriptor(_Packed):
+    """A drafted batch waiting for NPU verification (unverified-draft queue)."""
+
+    FIELDS = DRAFT_FIELDS
+    batch_id: int
+    length: int
+    kv_base: int
+    mean_entropy: int
+
+
+@dataclass(frozen=True)
+class FeedbackDescriptor(_Packed):
+    """The NPU's verification result for the oldest unverified batch (feedback queue)."""
+
+    FIELDS = FEEDBACK_FIELDS
+    accepted_length: int
+    full: int
+    cycles: int
+    kv_length: int
+
+
+@dataclass(frozen=True)
+class PreverifyDescriptor(_Packed):
+    """A pre-verification request for the PIM (pre-verify queue)."""
+
+    FIELDS = PREVERIFY_FIELDS
+    verify_length: int
+    urgent: int
+
+
+for _cls in (DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor):
+    assert tuple(f.name for f in fields(_cls)) == tuple(n for n, _ in _cls.FIELDS), _cls
