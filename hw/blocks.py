@@ -16,6 +16,7 @@ BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
     "gemv": "ahasd.hw.gemv:GEMV",
     "tvc": "ahasd.hw.tvc:TVC",
+    "csr": "ahasd.hw.csr:CSR",
 }
 
 
