@@ -5,15 +5,15 @@
 and returns a :class:`DriveResult`. Each transaction is held until its ``ready`` is seen (a
 ``config`` only changes the ``freq_ratio`` input, a ``preset`` pulses ``preset__load`` for one
 cycle), so the RTL sees the transactions in trace order, as the golden model does.
-:func:`replay_rtl` runs it on the Verilated block (:class:`ahasd.synth.verilator.VerilatedModel`);
-the tests run it in Amaranth's simulator.
+:func:`ahasd.synth.rtl_tvc.replay_rtl` runs it on the Verilated block; the tests also run it in
+Amaranth's simulator.
 """
 
 from dataclasses import dataclass, field
 
 from ahasd.sim.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision, TVCParams
 
-__all__ = ["DriveResult", "pack_record", "pack_decide", "unpack_result", "drive", "replay_rtl"]
+__all__ = ["DriveResult", "pack_record", "pack_decide", "unpack_result", "drive"]
 
 
 @dataclass
@@ -106,27 +106,3 @@ def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
     raise RuntimeError(f"results or ready missing {stall_limit} cycles after the last "
                        f"transaction")
 
-
-def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
-    """Run ``ops`` on the Verilated TVC (built with ``params``); return a :class:`DriveResult`."""
-    from dataclasses import asdict
-
-    from ahasd.hw.blocks import port_list, to_verilog
-    from ahasd.hw.tvc import TVC
-    from ahasd.synth.verilator import VerilatedModel
-
-    p = params or TVCParams()
-    dut = TVC(**asdict(p))
-    inputs, outputs = port_list(dut)
-    names_in = [name for name, _ in inputs]
-    names_out = [name for name, _ in outputs]
-    gen = drive(ops, p, freq_ratio=freq_ratio, presets=presets)
-    with VerilatedModel(to_verilog(dut, "tvc"), "tvc", inputs, outputs) as model:
-        values = next(gen)
-        model.step((1,) + tuple(values.get(name, 0) for name in names_in))   # reset
-        try:
-            while True:
-                sampled = model.step((0,) + tuple(values.get(name, 0) for name in names_in))
-                values = gen.send(dict(zip(names_out, sampled)))
-        except StopIteration as stop:
-            return stop.value

@@ -133,6 +133,20 @@ int main(int argc, char** argv) {{
 """
 
 
+def _cpp_name(name):
+    """The C++ member name Verilator gives port ``name``: it escapes each ``__`` as ``___05F``
+    (``AstNode::encodeName``), so ``record__valid`` is ``record___05Fvalid``."""
+    out, i = [], 0
+    while i < len(name):
+        if name.startswith("__", i):
+            out.append("___05F")
+            i += 2
+        else:
+            out.append(name[i])
+            i += 1
+    return "".join(out)
+
+
 class VerilatedModel:
     """A Verilated block stepped one clock cycle per line over a pipe.
 
@@ -164,10 +178,12 @@ class VerilatedModel:
 
     def _harness(self):
         set_inputs = "\n".join(
-            f"        dut.{name} = strtoull(p, &end, 16); p = end;" for name, _ in self.inputs)
+            f"        dut.{_cpp_name(name)} = strtoull(p, &end, 16); p = end;"
+            for name, _ in self.inputs)
         fmt = " ".join(["%llx"] * len(self.outputs))
         out_format = '"' + fmt + '\\n"'
-        out_args = "".join(f", (unsigned long long)dut.{name}" for name, _ in self.outputs)
+        out_args = "".join(f", (unsigned long long)dut.{_cpp_name(name)}"
+                           for name, _ in self.outputs)
         return _HARNESS.format(top=self.top, set_inputs=set_inputs, out_format=out_format,
                                out_args=out_args)
 
