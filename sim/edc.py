@@ -133,9 +133,6 @@ class EDCParams:
         if (isinstance(h_max, bool) or not isinstance(h_max, (int, float))
                 or not 0 < h_max < 16 or math.isnan(h_max)):
             raise ValueError(f"h_max_nats must be a number in (0, 16) nats (UQ4.12), not {h_max!r}")
-        if self.index_bits > 16:
-            raise ValueError(f"the PHT index has {self.index_bits} bits "
-                             f"(2 * bucket_bits + llr_bits); at most 16 are supported")
 
     @property
     def index_bits(self):

@@ -10,6 +10,7 @@ and results are written with ``tee -q -o`` (TOOLCHAIN.md: ABC's stdout is lost w
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -86,16 +87,21 @@ def _memory_bits(pre_json):
 def area_of_verilog(verilog_path, top, work_dir):
     """Synthesise ``verilog_path`` (top module ``top``) in ``work_dir`` and return an
     :class:`AreaReport`."""
-    work = Path(work_dir)
+    work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    files = {"pre_json": work / "coarse.json", "stat_json": work / "stat.json",
-             "ltp_txt": work / "ltp.txt"}
-    script = _SCRIPT.format(verilog=Path(verilog_path).resolve(), top=top, liberty=LIBERTY,
-                            **files)
+    # YoWASP's WebAssembly sandbox sees only the current directory tree: run yosys inside
+    # `work` with every file (design, liberty, outputs) in it, named relatively.
+    design = work / "design.v"
+    if Path(verilog_path).resolve() != design:
+        shutil.copyfile(verilog_path, design)
+    shutil.copyfile(LIBERTY, work / LIBERTY.name)
+    names = {"pre_json": "coarse.json", "stat_json": "stat.json", "ltp_txt": "ltp.txt"}
+    files = {key: work / name for key, name in names.items()}
+    script = _SCRIPT.format(verilog="design.v", top=top, liberty=LIBERTY.name, **names)
     (work / "area.ys").write_text(script)
     log = work / "yosys.log"
-    cmd = [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", str(log), "-s", str(work / "area.ys")]
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    cmd = [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "yosys.log", "-s", "area.ys"]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
     if result.returncode != 0:
         tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
         raise YosysError(f"yosys failed on {top} (exit {result.returncode}):\n{tail}"
