@@ -21,6 +21,9 @@ Model of the asynchrony (simple, in abstract time units):
   never counted. On a **full accept** the target's bonus token is emitted only when no later batch
   exists; otherwise the next batch's first token is checked at that position by the next
   verification (the bonus sample is discarded, which leaves the output distribution exact).
+* No batch is drafted once the committed and unverified tokens reach ``n_tokens``; the last
+  batch may run past ``n_tokens`` and the output is cut to ``n_tokens`` (batch lengths are the
+  policy's own, never cut by the budget).
 * Events at the same time: a verification result is handled before a finished draft.
 
 The emitted tokens are therefore a valid speculative-decoding output: greedy decoding reproduces
@@ -132,9 +135,7 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
     def draft_batch():
         nonlocal next_id
         ctx = prompt + committed + [x for b in pending for x in b.tokens]
-        room = n_tokens - (len(ctx) - len(prompt))
-        max_len = min(policy.max_len, room)
-        min_len = min(policy.min_len, max_len)
+        max_len, min_len = policy.max_len, policy.min_len
         tokens, rows, ents, qs = [], [], [], []
         policy.begin()
         while True:
@@ -147,9 +148,10 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
             qs.append(float(q[x]))
             ctx.append(x)
             n = len(tokens)
-            if n >= max_len:
-                break
-            if n >= min_len and policy.stop(DraftStep(position=n, entropy=h, q=float(q[x]))):
+            # The policy sees every token (SpecDec++ multiplies over the whole batch); the
+            # engine enforces the bounds.
+            stop = policy.stop(DraftStep(position=n, entropy=h, q=float(q[x])))
+            if n >= max_len or (stop and n >= min_len):
                 break
         batch = _Batch(next_id, len(ctx) - len(prompt) - len(tokens), tokens, np.array(rows),
                        ents, qs)

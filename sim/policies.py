@@ -2,7 +2,8 @@
 
 Every policy has ``min_len`` and ``max_len`` (1 <= min_len <= max_len): the decoding engine
 (:mod:`ahasd.sim.lookahead`) always drafts at least ``min_len`` tokens and never more than
-``max_len``; in between it asks :meth:`DraftPolicy.stop` after each drafted token. After a batch is
+``max_len``; it calls :meth:`DraftPolicy.stop` after every drafted token (so stateful rules see
+the whole batch) and stops when the answer is yes and ``min_len`` is reached. After a batch is
 verified the engine calls :meth:`DraftPolicy.observe` with the drafted and accepted lengths
 (batches squashed by an earlier rejection are never verified, so they are not observed).
 
@@ -13,7 +14,7 @@ fixed          draft exactly ``k`` tokens (Leviathan et al. 2023); ``k = 4``.
 specdecpp      SpecDec++ (Huang et al. 2024): stop when ``1 - prod_i a_i > h``, ``a_i`` the
                predicted acceptance probability of each token of the batch so far; the predictor
                is a logistic regression on draft-side features (entropy, q of the drafted token,
-               log q, position) fitted on recorded traces; ``h = 0.7``.
+               log q, position) fitted on recorded traces; ``h = 0.5``.
 svip           SVIP (Zhang et al. 2024): stop when ``sqrt(0.15 * H) > h``, H the drafted token's
                draft entropy in nats; ``h = 0.8``.
 adaedl         AdaEDL (Agrawal et al. 2024): stop when ``1 - sqrt(gamma * H) < lambda``, the
@@ -171,7 +172,7 @@ class SpecDecPPPolicy(DraftPolicy):
 
     name = "specdecpp"
 
-    def __init__(self, *, predictor=None, h=0.7, min_len=1, max_len=8):
+    def __init__(self, *, predictor=None, h=0.5, min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
         _check_unit("h", h)
         if predictor is not None and not isinstance(predictor, AcceptancePredictor):
