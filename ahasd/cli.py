@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "ahasd.commands.edc",
     "ahasd.commands.tvc",
     "ahasd.commands.bench",
+    "ahasd.commands.demo",
     "ahasd.commands.decode",
     "ahasd.commands.trace",
     "ahasd.commands.regs",
