@@ -15,6 +15,7 @@ __all__ = ["BENCHES", "register"]
 BENCHES = {
     "edc": "ahasd.sim.bench_edc:bench",
     "gemv": "ahasd.sim.bench_gemv:bench",
+    "decode": "ahasd.sim.bench_decode:bench",
 }
 
 
