@@ -246,6 +246,7 @@ class VerilatedModel:
         if self._proc is not None:
             self._proc.stdin.close()
             self._proc.wait()
+            self._proc.stdout.close()
             self._proc = None
 
     def __enter__(self):
