@@ -220,21 +220,44 @@ extern "C" {
 #define AHASD_CTRL__TVC_DECISIONS__COUNT_bm 0xffffffff
 #define AHASD_CTRL__TVC_DECISIONS__COUNT_bp 0
 #define AHASD_CTRL__TVC_DECISIONS__COUNT_bw 32
+#define AHASD_CTRL__TVC_DECISIONS__COUNT_reset 0x0
 
 // reg - ahasd_ctrl::TVC_INSERTS
 #define AHASD_CTRL__TVC_INSERTS__COUNT_bm 0xffffffff
 #define AHASD_CTRL__TVC_INSERTS__COUNT_bp 0
 #define AHASD_CTRL__TVC_INSERTS__COUNT_bw 32
+#define AHASD_CTRL__TVC_INSERTS__COUNT_reset 0x0
 
 // reg - ahasd_ctrl::TVC_ERRORS
-#define AHASD_CTRL__TVC_ERRORS__COUNT_bm 0xffffffff
+#define AHASD_CTRL__TVC_ERRORS__COUNT_bm 0xffff
 #define AHASD_CTRL__TVC_ERRORS__COUNT_bp 0
-#define AHASD_CTRL__TVC_ERRORS__COUNT_bw 32
+#define AHASD_CTRL__TVC_ERRORS__COUNT_bw 16
 
-// reg - ahasd_ctrl::TVC_LAST
-#define AHASD_CTRL__TVC_LAST__LENGTH_bm 0xf
-#define AHASD_CTRL__TVC_LAST__LENGTH_bp 0
-#define AHASD_CTRL__TVC_LAST__LENGTH_bw 4
+// reg - ahasd_ctrl::TVC_STATUS
+#define AHASD_CTRL__TVC_STATUS__LAST_LENGTH_bm 0xf
+#define AHASD_CTRL__TVC_STATUS__LAST_LENGTH_bp 0
+#define AHASD_CTRL__TVC_STATUS__LAST_LENGTH_bw 4
+#define AHASD_CTRL__TVC_STATUS__DECIDING_bm 0x100
+#define AHASD_CTRL__TVC_STATUS__DECIDING_bp 8
+#define AHASD_CTRL__TVC_STATUS__DECIDING_bw 1
+#define AHASD_CTRL__TVC_STATUS__BUSY_bm 0x200
+#define AHASD_CTRL__TVC_STATUS__BUSY_bp 9
+#define AHASD_CTRL__TVC_STATUS__BUSY_bw 1
+
+// reg - ahasd_ctrl::TVC_NVCT_AVG
+#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bp 0
+#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bw 24
+
+// reg - ahasd_ctrl::TVC_PDCT_AVG
+#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bp 0
+#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bw 24
+
+// reg - ahasd_ctrl::TVC_PVCT_AVG
+#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bp 0
+#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bw 24
 
 // reg - ahasd_ctrl::queue_regs::STATUS
 #define AHASD_CTRL__QUEUE_REGS__STATUS__FILL_bm 0xffff
@@ -257,19 +280,16 @@ extern "C" {
 #define AHASD_CTRL__QUEUE_REGS__PUSHES__COUNT_bm 0xffffffff
 #define AHASD_CTRL__QUEUE_REGS__PUSHES__COUNT_bp 0
 #define AHASD_CTRL__QUEUE_REGS__PUSHES__COUNT_bw 32
-#define AHASD_CTRL__QUEUE_REGS__PUSHES__COUNT_reset 0x0
 
 // reg - ahasd_ctrl::queue_regs::POPS
 #define AHASD_CTRL__QUEUE_REGS__POPS__COUNT_bm 0xffffffff
 #define AHASD_CTRL__QUEUE_REGS__POPS__COUNT_bp 0
 #define AHASD_CTRL__QUEUE_REGS__POPS__COUNT_bw 32
-#define AHASD_CTRL__QUEUE_REGS__POPS__COUNT_reset 0x0
 
 // reg - ahasd_ctrl::queue_regs::PUSHBACKS
 #define AHASD_CTRL__QUEUE_REGS__PUSHBACKS__COUNT_bm 0xffffffff
 #define AHASD_CTRL__QUEUE_REGS__PUSHBACKS__COUNT_bp 0
 #define AHASD_CTRL__QUEUE_REGS__PUSHBACKS__COUNT_bw 32
-#define AHASD_CTRL__QUEUE_REGS__PUSHBACKS__COUNT_reset 0x0
 
 // regfile - ahasd_ctrl::queue_regs
 typedef struct __attribute__ ((__packed__)) {
@@ -279,6 +299,16 @@ typedef struct __attribute__ ((__packed__)) {
     uint32_t POPS;
     uint32_t PUSHBACKS;
 } ahasd_ctrl__queue_regs_t;
+
+// reg - ahasd_ctrl::SQUASHES
+#define AHASD_CTRL__SQUASHES__COUNT_bm 0xffffffff
+#define AHASD_CTRL__SQUASHES__COUNT_bp 0
+#define AHASD_CTRL__SQUASHES__COUNT_bw 32
+
+// reg - ahasd_ctrl::SQUASH_DISCARDED
+#define AHASD_CTRL__SQUASH_DISCARDED__COUNT_bm 0xffffffff
+#define AHASD_CTRL__SQUASH_DISCARDED__COUNT_bp 0
+#define AHASD_CTRL__SQUASH_DISCARDED__COUNT_bw 32
 
 // reg - ahasd_ctrl::GTS_STATUS
 #define AHASD_CTRL__GTS_STATUS__STATE_bm 0x3
@@ -325,10 +355,15 @@ typedef struct __attribute__ ((__packed__)) {
     uint32_t TVC_DECISIONS;
     uint32_t TVC_INSERTS;
     uint32_t TVC_ERRORS;
-    uint32_t TVC_LAST;
-    uint8_t RESERVED_64_7f[0x1c];
+    uint32_t TVC_STATUS;
+    uint32_t TVC_NVCT_AVG;
+    uint32_t TVC_PDCT_AVG;
+    uint32_t TVC_PVCT_AVG;
+    uint8_t RESERVED_70_7f[0x10];
     ahasd_ctrl__queue_regs_t DRAFT_Q;
-    uint8_t RESERVED_94_9f[0xc];
+    uint32_t SQUASHES;
+    uint32_t SQUASH_DISCARDED;
+    uint8_t RESERVED_9c_9f[0x4];
     ahasd_ctrl__queue_regs_t FEEDBACK_Q;
     uint8_t RESERVED_b4_bf[0xc];
     ahasd_ctrl__queue_regs_t PREVERIFY_Q;

@@ -17,6 +17,7 @@ BLOCKS = {
     "gemv": "ahasd.hw.gemv:GEMV",
     "tvc": "ahasd.hw.tvc:TVC",
     "csr": "ahasd.hw.csr:CSR",
+    "controller": "ahasd.hw.controller:Controller",
 }
 
 

@@ -9,6 +9,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.hw.regmap import DATA_WIDTH, load
 
 __all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "axil_ports", "field_ports"]
@@ -89,17 +90,13 @@ class CSR(wiring.Component):
 
     def __init__(self, *, regmap=None, addr_width=8):
         self.regmap = regmap if regmap is not None else load()
-        try:
+        with rejecting_construction(self):
             if not isinstance(addr_width, int) or isinstance(addr_width, bool) or \
                     not 3 <= addr_width <= 32:
                 raise ValueError(f"addr_width must be an integer in 3..32, not {addr_width!r}")
             if self.regmap.size > 1 << addr_width:
                 raise ValueError(f"addr_width {addr_width} is too narrow for the register map "
                                  f"(it spans 0x{self.regmap.size:X} bytes)")
-        except ValueError:
-            # A component that failed to construct must not warn "created but never used".
-            self._MustUse__used = True
-            raise
         self.addr_width = addr_width
         regs = {}
         for reg in self.regmap.registers:
