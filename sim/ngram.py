@@ -148,7 +148,8 @@ class NGramModel:
 
     def next_dist(self, context):
         V = self._V
-        ctx = [int(t) for t in context][-(self.order - 1):] if self.order > 1 else []
+        # Slice before converting: contexts grow with the output, only the tail matters.
+        ctx = [int(t) for t in list(context[-(self.order - 1):])] if self.order > 1 else []
         ctx = [EOF] * (self.order - 1 - len(ctx)) + ctx
         p = self._base
         for k in range(2, self.order + 1):
