@@ -15,6 +15,7 @@ __all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list",
 BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
     "gemv": "ahasd.hw.gemv:GEMV",
+    "entropy": "ahasd.hw.entropy:EntropyUnit",
     "tvc": "ahasd.hw.tvc:TVC",
     "csr": "ahasd.hw.csr:CSR",
     "controller": "ahasd.hw.controller:Controller",
