@@ -1,0 +1,147 @@
+"""Golden model of the gated task scheduler (GTS, ARCHITECTURE 4.3), cycle by cycle.
+
+The GTS gates the PIM ranks between drafting (DLM weights, ``draft_mask``, ranks 0..N-2 by
+default) and pre-verification (TLM weights, ``preverify_mask``, rank N-1 by default). It runs one
+task at a time:
+
+* States IDLE (ranks gated off, ``rank_en = 0``), DRAFT (``rank_en = draft_mask``), PREVERIFY
+  (``rank_en = preverify_mask``).
+* A task request (kind DRAFT or PREVERIFY, a length in tokens) is a valid/ready stream.
+  ``ready = not switching and (state == IDLE or done)``: a request is accepted when the ranks are
+  free (idle, or the running task signals ``done`` in this cycle: back to back).
+* The switch takes one cycle: at the clock edge that accepts a task the state becomes the task's
+  kind, so the next cycle already drives the new ``rank_en`` and starts the task (``o_task``, a
+  one-cycle pulse with the task). ``switching`` is high in that first cycle when the working mode
+  (DRAFT vs PREVERIFY, i.e. the weights) changed since the last task; requests are refused in it.
+  A refused request stays valid at the producer (stream rule), so it is not lost.
+* ``done`` in a non-IDLE state without an accepted follow-up task returns to IDLE; ``done`` in IDLE
+  is ignored.
+* ``cfg_we`` loads both masks at the clock edge (CSR write); ``rank_en`` follows at once.
+* Counters (32 bits, wrap): ``switch_count`` (working-mode changes, counted at the accepting edge;
+  the first task after reset counts), ``busy_count`` (cycles not IDLE), ``stall_count`` (cycles
+  with a request offered and refused).
+
+:meth:`GTS.step` takes one cycle's inputs and returns that cycle's outputs (what the RTL drives
+before the edge), then applies the edge.
+"""
+
+import enum
+from dataclasses import dataclass
+
+__all__ = ["State", "TaskKind", "GTSParams", "GTSCycle", "GTS", "COUNTER_BITS"]
+
+COUNTER_BITS = 32
+_COUNTER_MASK = (1 << COUNTER_BITS) - 1
+#: Bits of a task's length field.
+LENGTH_BITS = 8
+
+
+class State(enum.IntEnum):
+    IDLE = 0
+    DRAFT = 1
+    PREVERIFY = 2
+
+
+class TaskKind(enum.IntEnum):
+    DRAFT = 0
+    PREVERIFY = 1
+
+
+def state_of(kind):
+    return State.DRAFT if kind == TaskKind.DRAFT else State.PREVERIFY
+
+
+@dataclass(frozen=True)
+class GTSParams:
+    """Validated GTS parameters; ``None`` masks take the defaults."""
+
+    ranks: int = 16
+    draft_mask: int | None = None
+    preverify_mask: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.ranks, int) or isinstance(self.ranks, bool) \
+                or not 2 <= self.ranks <= 64:
+            raise ValueError(f"ranks must be an integer in 2..64, not {self.ranks!r}")
+        if self.draft_mask is None:
+            object.__setattr__(self, "draft_mask", (1 << (self.ranks - 1)) - 1)
+        if self.preverify_mask is None:
+            object.__setattr__(self, "preverify_mask", 1 << (self.ranks - 1))
+        for name in ("draft_mask", "preverify_mask"):
+            mask = getattr(self, name)
+            if not isinstance(mask, int) or not 0 < mask < (1 << self.ranks):
+                raise ValueError(f"{name} must enable at least one of {self.ranks} ranks "
+                                 f"(1..{(1 << self.ranks) - 1}), not {mask!r}")
+
+
+@dataclass(frozen=True)
+class GTSCycle:
+    """Outputs of one cycle (before its clock edge)."""
+
+    ready: bool
+    state: State
+    rank_en: int
+    switching: bool
+    o_valid: bool
+    o_kind: int
+    o_length: int
+    switch_count: int
+    busy_count: int
+    stall_count: int
+
+
+class GTS:
+    """Cycle-accurate GTS; see the module docstring. Parameters as :class:`GTSParams`."""
+
+    def __init__(self, *, ranks=16, draft_mask=None, preverify_mask=None):
+        self.params = p = GTSParams(ranks=ranks, draft_mask=draft_mask,
+                                    preverify_mask=preverify_mask)
+        self.draft_mask = p.draft_mask
+        self.preverify_mask = p.preverify_mask
+        self.state = State.IDLE
+        self.mode = State.IDLE          # last working mode (IDLE: none yet)
+        self.switching = False
+        self.o_valid = False
+        self.o_kind = 0
+        self.o_length = 0
+        self.switch_count = 0
+        self.busy_count = 0
+        self.stall_count = 0
+
+    def rank_en(self):
+        if self.state == State.DRAFT:
+            return self.draft_mask
+        if self.state == State.PREVERIFY:
+            return self.preverify_mask
+        return 0
+
+    def step(self, task=None, done=False, cfg=None):
+        """One cycle. ``task``: ``(kind, length)`` offered, or None; ``done``: the running task
+        ends; ``cfg``: ``(draft_mask, preverify_mask)`` written, or None."""
+        ready = not self.switching and (self.state == State.IDLE or bool(done))
+        out = GTSCycle(ready=ready, state=self.state, rank_en=self.rank_en(),
+                       switching=self.switching, o_valid=self.o_valid, o_kind=self.o_kind,
+                       o_length=self.o_length, switch_count=self.switch_count,
+                       busy_count=self.busy_count, stall_count=self.stall_count)
+        accept = task is not None and ready
+        if task is not None and not ready:
+            self.stall_count = (self.stall_count + 1) & _COUNTER_MASK
+        if self.state != State.IDLE:
+            self.busy_count = (self.busy_count + 1) & _COUNTER_MASK
+        if accept:
+            kind, length = task
+            new = state_of(kind)
+            self.switching = new != self.mode
+            if self.switching:
+                self.switch_count = (self.switch_count + 1) & _COUNTER_MASK
+            self.mode = new
+            self.state = new
+            self.o_valid, self.o_kind, self.o_length = True, int(kind), int(length)
+        else:
+            self.switching = False
+            self.o_valid = False
+            if done and self.state != State.IDLE:
+                self.state = State.IDLE
+        if cfg is not None:
+            self.draft_mask, self.preverify_mask = (int(v) for v in cfg)
+        return out
