@@ -19,6 +19,8 @@ BLOCKS = {
     "tvc": "ahasd.hw.tvc:TVC",
     "csr": "ahasd.hw.csr:CSR",
     "controller": "ahasd.hw.controller:Controller",
+    "queues": "ahasd.hw.queues:Queues",
+    "gts": "ahasd.hw.gts:GTS",
 }
 
 

@@ -3,7 +3,8 @@ and logic depth, using the project's liberty file ``gates.lib`` (cell areas docu
 
 Flow: ``synth`` up to the coarse stage (memories inferred, counted), then the fine stage (memories
 mapped to flip-flops, as an ASIC register file would be without a macro), all flip-flops legalised
-to plain D flip-flops (reset and enable become logic), mapped with ``dfflibmap`` and ``abc`` onto
+to plain D flip-flops (synchronous reset and enable become logic; the asynchronous reset/set
+of a CDC FIFO's reset synchroniser maps to DFFR/DFFS), mapped with ``dfflibmap`` and ``abc`` onto
 the liberty, and measured with ``stat -liberty`` and ``ltp -noff``. yosys runs with ``-q -l LOG``
 and results are written with ``tee -q -o`` (TOOLCHAIN.md: ABC's stdout is lost when piped).
 """
@@ -51,7 +52,7 @@ hierarchy -check -top {top}
 synth -top {top} -flatten -run begin:fine
 write_json {pre_json}
 synth -top {top} -flatten -run fine:check
-dfflegalize -cell $_DFF_P_ 01
+dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_PP0_ 01 -cell $_DFF_PP1_ 01
 abc -liberty {liberty}
 opt_clean -purge
 tee -q -o {ltp_txt} ltp -noff
