@@ -176,3 +176,23 @@ def test_errors(pair, kwargs, message):
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         decode(pair.draft, pair.target, [2, 3], **args)
+
+
+@pytest.mark.regress
+@pytest.mark.parametrize("edc", [None, "committed", "anchor"])
+def test_greedy_lookahead_equals_target_greedy_long(edc):
+    from ahasd.sim.golden import PROMPTS
+    full = load_pair()
+    for name in ("fixed", "specdecpp", "svip", "adaedl", "banditspec"):
+        for text in PROMPTS[:3]:
+            prompt = full.tokenizer.encode(text)
+            res = decode(full.draft, full.target, prompt, n_tokens=1000,
+                         policy=build_policy(name, full), greedy=True,
+                         edc=EDC(edc) if edc else None, max_unverified=4)
+            assert res.output == target_greedy(full.target, prompt, 1000)
+
+
+@pytest.mark.regress
+def test_sampled_output_distribution_equals_target_long():
+    observed, expected = sampled_joint_counts(60000, seed=2024, max_unverified=4)
+    assert chi_square(observed, expected) < chi_square_critical(len(expected) - 1, 1e-3)
