@@ -1,6 +1,7 @@
 """``ahasd bench decode``: golden decoding speed and each drafting policy's acceptance statistics.
 
-Part 1 measures wall-clock tokens/s of the golden model on this machine: the n-gram pair's
+Part 1 measures the pair's per-token agreement along target-sampled text (mean ``1 - TV``, draft
+entropy percentiles, their correlation) and wall-clock tokens/s of the golden model on this machine: the n-gram pair's
 target alone (autoregressive sampling), and speculative decoding, sampled and greedy. Part 2 runs
 every policy on the fixed prompt set (:data:`ahasd.sim.golden.PROMPTS`) in three modes —
 ``sync`` (no look-ahead), ``ahead`` (look-ahead, up to 4 unverified batches) and ``ahead+EDC``
@@ -40,6 +41,28 @@ def _speed(pair, n_tokens):
                rng=rng, greedy=greedy, max_unverified=4)
         out[f"{name}_tokens_per_s"] = n_tokens / (time.perf_counter() - start)
     return out
+
+
+def _agreement(pair, n_tokens, seed=0):
+    """Per-token draft/target agreement along text sampled from the target: mean 1 - TV (the
+    probability that speculative sampling accepts a drafted token), draft entropy percentiles,
+    and the correlation between the two (the signal EDC and the entropy policies use)."""
+    from ahasd.sim.golden import PROMPTS
+    from ahasd.sim.ngram import entropy_nats
+    rng = np.random.default_rng(seed)
+    acc, ent = [], []
+    per_prompt = max(1, n_tokens // len(PROMPTS))
+    for text in PROMPTS:
+        ctx = pair.tokenizer.encode(text)
+        for _ in range(per_prompt):
+            p, q = pair.target.next_dist(ctx), pair.draft.next_dist(ctx)
+            acc.append(float(np.minimum(p, q).sum()))
+            ent.append(float(entropy_nats(q)))
+            ctx.append(int(min(np.searchsorted(np.cumsum(p), rng.random()), len(p) - 1)))
+    p10, p50, p90 = np.percentile(ent, [10, 50, 90])
+    return {"positions": len(acc), "mean_accept_prob": float(np.mean(acc)),
+            "entropy_p10": float(p10), "entropy_p50": float(p50), "entropy_p90": float(p90),
+            "accept_entropy_correlation": float(np.corrcoef(acc, ent)[0, 1])}
 
 
 def _policy_table(pair, prompts, n_tokens, seed=0):
@@ -87,6 +110,7 @@ def bench(json_output=False, quick=False):
     figures = {"pair": pair.name, "vocab_size": pair.target.vocab_size,
                "load_s": time.perf_counter() - start}
     figures.update(_speed(pair, 200 if quick else 1000))
+    figures["agreement"] = _agreement(pair, 400 if quick else 4000)
     prompts = PROMPTS[:2] if quick else PROMPTS
     n_tokens = 100 if quick else 400
     figures["prompts"] = len(prompts)
@@ -103,6 +127,12 @@ def bench(json_output=False, quick=False):
         for key in ("autoregressive_target", "speculative_sampled", "speculative_greedy"):
             speed.add_row(key.replace("_", " "), f"{figures[key + '_tokens_per_s']:,.0f}")
         console.print(speed)
+        a = figures["agreement"]
+        console.print(f"agreement over {a['positions']} target-sampled positions: mean accept "
+                      f"probability (1 - TV) {a['mean_accept_prob']:.3f}; draft entropy "
+                      f"p10/p50/p90 {a['entropy_p10']:.2f}/{a['entropy_p50']:.2f}/"
+                      f"{a['entropy_p90']:.2f} nats; corr(accept, entropy) "
+                      f"{a['accept_entropy_correlation']:.2f}")
         table = Table(title=f"drafting policies on {len(prompts)} prompts x {n_tokens} tokens "
                             "(verify_cost 5, draft_cost 1)")
         for col in ("mode", "policy", "acc", "acc/ver", "tok/ver", "len", "squash", "speedup"):

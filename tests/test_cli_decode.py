@@ -66,3 +66,6 @@ def test_bench_decode_quick(capsys):
     assert len(figures["policies"]) == 15
     assert {r["mode"] for r in figures["policies"]} == {"sync", "ahead", "ahead+EDC"}
     assert all(0 < r["acceptance_rate"] < 1 for r in figures["policies"])
+    agreement = figures["agreement"]
+    assert 0 < agreement["mean_accept_prob"] < 1
+    assert agreement["entropy_p10"] <= agreement["entropy_p50"] <= agreement["entropy_p90"]
