@@ -6,6 +6,8 @@ model never downloads. The draft and target must share a tokenizer (same vocabul
 speculative sampling compares their distributions token by token.
 """
 
+import numpy as np
+
 __all__ = ["HFModel", "load_hf_pair", "require_transformers"]
 
 
@@ -50,12 +52,19 @@ class HFModel:
     def vocab_size(self):
         return self._V
 
-    def _probs(self, ids):
+    def logits(self, ids):
+        """Raw logits of the model for every position of ``ids``, a float64 array (n, V)."""
         torch = self._torch
         with torch.no_grad():
             x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
-            logits = self.model(x).logits[0].double() / self.temperature
-            return torch.softmax(logits, dim=-1).cpu().numpy()
+            return self.model(x).logits[0].double().cpu().numpy()
+
+    def _probs(self, ids):
+        # Softmax in numpy float64, so the distributions sum to 1 as tightly as the n-gram's.
+        z = np.asarray(self.logits(ids), dtype=np.float64) / self.temperature
+        z -= z.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
 
     def next_dist(self, context):
         if not len(context):
