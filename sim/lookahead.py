@@ -61,7 +61,7 @@ class DecodeResult:
     output: list                 #: emitted tokens after the prompt (exactly ``n_tokens``)
     records: list                #: the trace: header line then events (dicts)
     time: float                  #: time when the last needed token was emitted
-    batches: int = 0             #: batches drafted (verified + squashed + cut off at the end)
+    batches: int = 0             #: batches started (incl. ones squashed while being drafted)
     verifications: int = 0
     squashed: int = 0
     drafted_tokens: int = 0      #: tokens in verified batches

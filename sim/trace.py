@@ -93,6 +93,9 @@ def validate(records):
             k = len(rec["tokens"])
             if k == 0 or len(rec["entropy"]) != k or len(rec["q"]) != k:
                 raise TraceError(f"{where}: a draft needs k >= 1 tokens and k entropies and q's")
+            if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                       for x in rec["tokens"]):
+                raise TraceError(f"{where}: tokens must be non-negative integer ids")
             if rec["batch"] in drafted:
                 raise TraceError(f"{where}: batch {rec['batch']} drafted twice")
             if not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0

@@ -80,6 +80,7 @@ def mutate(records, line, change):
     (2, lambda r: r.update(event="guess"), "line 2: unknown event 'guess'"),
     (2, lambda r: r.update(tokens="abc"), "line 2: field 'tokens' has the wrong type"),
     (2, lambda r: r.update(q=[0.5] * 99), "a draft needs k >= 1 tokens and k entropies"),
+    (2, lambda r: r["tokens"].__setitem__(0, "x"), "line 2: tokens must be non-negative integer"),
 ])
 def test_bad_traces_are_rejected_with_a_clear_message(run, line, change, message):
     with pytest.raises(TraceError, match=message):
