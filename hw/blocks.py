@@ -16,6 +16,7 @@ BLOCKS = {
     "edc": "ahasd.hw.edc:EDC",
     "gemv": "ahasd.hw.gemv:GEMV",
     "entropy": "ahasd.hw.entropy:EntropyUnit",
+    "aau": "ahasd.hw.aau:AAU",
     "tvc": "ahasd.hw.tvc:TVC",
     "csr": "ahasd.hw.csr:CSR",
     "controller": "ahasd.hw.controller:Controller",
