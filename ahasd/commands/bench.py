@@ -16,6 +16,7 @@ BENCHES = {
     "edc": "ahasd.sim.bench_edc:bench",
     "gemv": "ahasd.sim.bench_gemv:bench",
     "decode": "ahasd.sim.bench_decode:bench",
+    "queues": "ahasd.sim.bench_queues:bench",
 }
 
 
