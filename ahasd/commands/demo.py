@@ -68,9 +68,9 @@ def run(args):
     with console.status(f"decoding {args.tokens} tokens with the n-gram pair"):
         result = record_trace(trace_path, args.tokens, args.seed)
     events = trace.edc_events(trace_path)
-    console.print(f"[bold]2.[/] {trace_path}: {len(result.output)} tokens, {result.batches} "
-                  f"batches, acceptance {result.acceptance_rate:.3f}, "
-                  f"{sum(op == 'draft' for op, _ in events)} drafts and "
+    console.print(f"[bold]2.[/] {trace_path}: {len(result.output)} tokens, acceptance "
+                  f"{result.acceptance_rate:.3f}; EDC events: "
+                  f"{sum(op == 'draft' for op, _ in events)} drafted batches, "
                   f"{sum(op == 'verify' for op, _ in events)} verifies")
 
     scores = {}
