@@ -104,3 +104,10 @@ def test_bad_parameters_are_rejected():
     with pytest.raises(ValueError, match=r"preverify_mask must enable at least one of 4 ranks "
                                          r"\(1..15\), not 16"):
         GTS(ranks=4, preverify_mask=16)
+
+
+def test_verilog_is_lint_clean(tmp_path):
+    from ahasd.commands.verilog import write_verilog
+    text = write_verilog("gts", tmp_path).read_text()  # raises VerilatorError on any warning
+    for port in ("i_task__ready", "o_start", "rank_en", "switch_count", "busy_count"):
+        assert port in text, port
