@@ -11,6 +11,7 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.sim.aau import (EXP2_Q16, GELU_C0, GELU_C1, LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT,
                            LOG2E_Q15, SOFTMAX_RECIP_SHIFT, TANH_LUT, TANH_STEP_BITS, U_FRAC,
                            eps_fx)
@@ -58,8 +59,9 @@ class AAU(wiring.Component):
     """
 
     def __init__(self, *, eps=1e-5):
-        if not isinstance(eps, (int, float)) or not 2**-28 <= eps < 16:
-            raise ValueError(f"eps must be a number in [2**-28, 16), not {eps!r}")
+        with rejecting_construction(self):
+            if not isinstance(eps, (int, float)) or not 2**-28 <= eps < 16:
+                raise ValueError(f"eps must be a number in [2**-28, 16), not {eps!r}")
         self.eps = eps
         super().__init__({
             "i_stream": In(stream.Signature(request_layout)),

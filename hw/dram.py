@@ -14,6 +14,7 @@ from amaranth.hdl import Array, Const, Module, Mux, Signal
 from amaranth.lib import enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.sim.dram import DRAMConfig
 
 __all__ = ["Cmd", "DRAMError", "DRAMBankModel", "command_signature"]
@@ -79,13 +80,14 @@ class DRAMBankModel(wiring.Component):
     """
 
     def __init__(self, *, config=DRAMConfig(rows=16), init=()):
-        if not isinstance(config, DRAMConfig):
-            raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+        with rejecting_construction(self):
+            if not isinstance(config, DRAMConfig):
+                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+            depth = config.rows * config.n_banks * config.bursts_per_row
+            init = list(init)
+            if len(init) > depth:
+                raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
         self.config = config
-        depth = config.rows * config.n_banks * config.bursts_per_row
-        init = list(init)
-        if len(init) > depth:
-            raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
         self._init = init
         sig = {name: member.flip() for name, member in command_signature(config).items()}
         sig.update({

@@ -20,6 +20,7 @@ from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.sim.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
                                P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
 
@@ -50,8 +51,9 @@ class EntropyUnit(wiring.Component):
     """
 
     def __init__(self, *, logit_width=16, logit_frac=8, max_vocab=65535):
-        self.cfg = EntropyConfig(logit_width=logit_width, logit_frac=logit_frac,
-                                 max_vocab=max_vocab)
+        with rejecting_construction(self):
+            self.cfg = EntropyConfig(logit_width=logit_width, logit_frac=logit_frac,
+                                     max_vocab=max_vocab)
         super().__init__({
             "i_stream": In(stream.Signature(logit_layout(logit_width))),
             "o_stream": Out(stream.Signature(unsigned(16))),

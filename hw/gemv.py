@@ -22,6 +22,7 @@ from amaranth.hdl import Array, Module, Signal, signed
 from amaranth.lib import fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.hw.dram import Cmd, command_signature
 from ahasd.sim.dram import DRAMConfig
 
@@ -62,13 +63,14 @@ class GEMV(wiring.Component):
     """
 
     def __init__(self, *, config=DRAMConfig(), max_n=4096, max_m=4096):
-        if not isinstance(config, DRAMConfig):
-            raise ValueError(f"config must be a DRAMConfig, not {config!r}")
-        if config.n_banks & (config.n_banks - 1):
-            raise ValueError(f"config.n_banks must be a power of two, not {config.n_banks}")
-        for name, value in (("max_n", max_n), ("max_m", max_m)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        with rejecting_construction(self):
+            if not isinstance(config, DRAMConfig):
+                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+            if config.n_banks & (config.n_banks - 1):
+                raise ValueError(f"config.n_banks must be a power of two, not {config.n_banks}")
+            for name, value in (("max_n", max_n), ("max_m", max_m)):
+                if not isinstance(value, int) or value < 1:
+                    raise ValueError(f"{name} must be a positive integer, not {value!r}")
         self.config = config
         self.max_n = max_n
         self.max_m = max_m

@@ -9,6 +9,7 @@ from amaranth.hdl import Module, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.blocks import rejecting_construction
 from ahasd.hw.dram import DRAMBankModel, DRAMError
 from ahasd.hw.gemv import GEMV
 from ahasd.sim.dram import DRAMConfig
@@ -34,8 +35,15 @@ class GEMVSystem(wiring.Component):
     """
 
     def __init__(self, *, config=DRAMConfig(rows=16), init=(), max_n=4096, max_m=4096):
-        self.gemv = GEMV(config=config, max_n=max_n, max_m=max_m)
-        self.dram = DRAMBankModel(config=config, init=init)
+        init = list(init)
+        with rejecting_construction(self):
+            if not isinstance(config, DRAMConfig):
+                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+            depth = config.rows * config.n_banks * config.bursts_per_row
+            if len(init) > depth:
+                raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
+            self.gemv = GEMV(config=config, max_n=max_n, max_m=max_m)
+        self.dram = DRAMBankModel(config=config, init=init)   # cannot fail: checked above
         super().__init__({
             # Flat stream ports: the pipe harness cannot name Verilator's escaped `__` members.
             "x_valid": In(1), "x_data": In(signed(8)), "x_ready": Out(1),

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-__all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "EXP2_LUT", "LOG2_LUT",
+__all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",
            "Y_FRAC", "P_FRAC"]
 
 Y_FRAC = 8        # fraction bits of y = z * log2(e) and of nd
@@ -169,3 +169,14 @@ def entropy_float(logits, config=None):
 def to_uq4_12(h):
     """Entropy in nats -> UQ4.12 as EDC defines it: clamp(round(H * 4096), 0, 65535)."""
     return int(min(max(round(h * 4096), 0), 65535))
+
+
+def batch_mean_fx(entropies_fx):
+    """Mean of per-token UQ4.12 entropies, rounded half up: EDC's ``draft_entropy`` for a batch.
+
+    ``(sum + n // 2) // n``, as :class:`ahasd.hw.entropy_mean.BatchEntropy` computes it.
+    """
+    values = [int(h) for h in entropies_fx]
+    if not values:
+        raise ValueError("a draft batch has at least one token")
+    return (sum(values) + len(values) // 2) // len(values)

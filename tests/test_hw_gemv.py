@@ -160,3 +160,11 @@ def test_verilated_matches_golden():
     np.testing.assert_array_equal(y, gemv(w, x))
     assert info["reads"] == 2 * 45
     assert info["last_result_cycle"] <= cycles
+
+
+def test_system_parameter_errors():
+    with pytest.raises(ValueError, match="init has 3 bursts; the model stores 2"):
+        GEMVSystem(config=DRAMConfig(rows=1, n_banks=1, row_bytes=64, burst_bytes=32),
+                   init=[0, 0, 0])
+    with pytest.raises(ValueError, match="n_banks must be a power of two, not 3"):
+        GEMVSystem(config=DRAMConfig(rows=1, n_banks=3))
