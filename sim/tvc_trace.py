@@ -10,7 +10,7 @@ One transaction per line (blank lines are skipped)::
 :func:`parse_trace` checks every line (JSON, op, keys, integer types and, against a
 :class:`ahasd.sim.tvc.TVCParams`, ranges) and raises :class:`TraceError` naming the line;
 :func:`apply` runs one transaction on the golden model. :func:`random_trace` draws edge-biased
-values over the full ranges; :func:`realistic_trace` follows speculative decoding rounds (NPU
+values over the full ranges; :func:`boundary_trace` puts decides on the comparison boundary; :func:`realistic_trace` follows speculative decoding rounds (NPU
 verifies of 100-1000 cycles per KV token, PIM drafts and pre-verifies of a few thousand cycles
 per token, a growing KV cache, the NPU cycle counter sweeping each verification).
 """
@@ -21,7 +21,7 @@ import random
 from ahasd.sim.tvc import DEFAULT_FREQ_RATIO, FREQ_BITS, TABLES, TVCParams
 
 __all__ = ["OPS", "TraceError", "parse_trace", "apply", "dump", "random_trace",
-           "realistic_trace"]
+           "realistic_trace", "boundary_trace"]
 
 #: op -> its integer fields (besides "op", and "table" for preset/record).
 OPS = {
@@ -196,3 +196,71 @@ def realistic_trace(decisions, *, seed=0, params=None):
         if kv > min(4096, cap_l):
             kv = rng.randrange(64, 512)   # a new sequence
     return ops
+
+
+def boundary_trace(decisions, *, seed=0, params=None):
+    """Decides placed on the comparison boundary ``L * avg(PVCT) == C_left * 256`` and next to
+    it (``C_left`` one more or one less), by tracking a golden model while generating.
+
+    Table ratios are mostly whole cycles per token (multiples of 256) so that the equality is
+    reachable; ``now`` is found by inverting ``to_pim``. A few records, presets and clock-ratio
+    changes keep the tables moving. When the inversion has no solution the decide is random.
+    """
+    from dataclasses import asdict
+
+    from ahasd.sim.tvc import TVC
+
+    p = params or TVCParams()
+    rng = random.Random(seed)
+    model = TVC(**asdict(p))
+    cap_c, cap_l = (1 << p.cycles_bits) - 1, (1 << p.length_bits) - 1
+    whole = max(1, p.ratio_max >> 8 >> 4)     # a whole-cycles ratio well below saturation
+
+    def add(item):
+        ops.append(item)
+        apply(model, item)
+
+    ops = []
+    for table in TABLES:
+        add({"op": "preset", "table": table, "ratio": rng.randrange(1, whole + 1) << 8})
+    made = 0
+    while made < decisions:
+        kind = rng.random()
+        if kind < 0.02:
+            add({"op": "config", "freq_ratio": rng.choice((1 << 14, DEFAULT_FREQ_RATIO, 8192,
+                                                           20480, 0))})
+        elif kind < 0.05:
+            add({"op": "preset", "table": rng.choice(TABLES),
+                 "ratio": rng.randrange(0, whole + 1) << 8 | (rng.random() < 0.2)})
+        elif kind < 0.12:
+            length = rng.randrange(1, min(64, cap_l) + 1)
+            per_token = rng.randrange(0, whole + 1)
+            add({"op": "record", "table": rng.choice(TABLES),
+                 "cycles": min(per_token * length, cap_c), "length": length})
+        else:
+            add(_boundary_decide(rng, model, p, cap_c, cap_l))
+            made += 1
+    return ops
+
+
+def _boundary_decide(rng, model, p, cap_c, cap_l):
+    from ahasd.sim.tvc import to_pim
+    length = rng.randrange(1, p.max_preverify_len + 1)
+    pending = rng.choice((cap_l, p.max_preverify_len, rng.randrange(0, p.max_preverify_len + 1)))
+    pending = min(pending, cap_l)
+    need = -(-length * model.average("pvct") // 256)       # smallest C_left that fits L
+    c_left = max(0, need + rng.choice((0, 0, -1, 1)))
+    fr = model.freq_ratio
+    for _ in range(8):
+        kv_len = rng.randrange(0, cap_l + 1) if rng.random() < 0.5 else rng.randrange(
+            0, min(cap_l, 4096) + 1)
+        target = model.c_left(kv_len, 0) - c_left          # needed to_pim(now)
+        if target < 0:
+            continue
+        now = target if fr == 0 else -(-(target << 14) // fr)
+        if fr == 0 and target:
+            continue
+        if now <= cap_c and to_pim(now, fr) == target:
+            return {"op": "decide", "kv_len": kv_len, "now": now, "pending": pending}
+    return {"op": "decide", "kv_len": rng.randrange(0, cap_l + 1),
+            "now": rng.randrange(0, cap_c + 1), "pending": pending}

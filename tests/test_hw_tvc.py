@@ -10,7 +10,7 @@ from ahasd.hw.tvc import DECISION_LATENCY, TVC
 from ahasd.hw.tvc_driver import drive, pack_decide, pack_record, unpack_result
 from ahasd.sim.tvc import TVC as GoldenTVC
 from ahasd.sim.tvc import Decision, TVCParams
-from ahasd.sim.tvc_trace import apply, random_trace, realistic_trace
+from ahasd.sim.tvc_trace import apply, boundary_trace, random_trace, realistic_trace
 
 PARAM_SETS = [
     {},
@@ -61,7 +61,7 @@ def run_driver(ops, params):
 
 
 @pytest.mark.parametrize("params", PARAM_SETS, ids=["default", "small", "wide"])
-@pytest.mark.parametrize("generator", [random_trace, realistic_trace])
+@pytest.mark.parametrize("generator", [random_trace, realistic_trace, boundary_trace])
 def test_matches_golden(generator, params):
     count = 100 if params.get("ratio_bits", 24) > 24 else 250   # slow divider: fewer
     ops = generator(count, seed=len(params) + 11, params=TVCParams(**params))
