@@ -25,6 +25,8 @@ class DriveResult:
     decision_latency: list = field(default_factory=list)
     #: For each record, cycles from its accept cycle to the next cycle with ``ready`` high.
     record_latency: list = field(default_factory=list)
+    #: For each decide, cycles it was presented with ``ready`` low (backpressure).
+    decide_wait: list = field(default_factory=list)
     #: Output values of the last cycle (error counter, averages, ...).
     final: dict = field(default_factory=dict)
 
@@ -87,7 +89,7 @@ def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
             inputs[f"{port}__payload"] = (
                 pack_record(p, item["table"], item["cycles"], item["length"]) if op == "record"
                 else pack_decide(p, item["kv_len"], item["now"], item["pending"]))
-            for _ in range(stall_limit):
+            for waited in range(stall_limit):
                 when = out.cycles
                 outputs = yield from cycle()
                 if outputs[f"{port}__ready"]:
@@ -97,6 +99,7 @@ def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
             inputs[f"{port}__valid"] = 0
             if op == "decide":
                 accepted.append(when)
+                out.decide_wait.append(waited)
             elif item["length"]:
                 record["since"] = when
     for _ in range(stall_limit):

@@ -17,6 +17,7 @@ BENCHES = {
     "gemv": "ahasd.sim.bench_gemv:bench",
     "decode": "ahasd.sim.bench_decode:bench",
     "queues": "ahasd.sim.bench_queues:bench",
+    "tvc": "ahasd.sim.bench_tvc:bench",
 }
 
 
