@@ -87,16 +87,23 @@ class Controller(wiring.Component):
 
     def __init__(self, *, draft_depth=64, feedback_depth=32, preverify_depth=16, addr_width=8,
                  edc=None, tvc=None):
-        with rejecting_construction(self):
-            for name, value in (("edc", edc), ("tvc", tvc)):
-                if value is not None and not isinstance(value, dict):
-                    raise ValueError(f"{name} must be a dict of parameters, not {value!r}")
-            self._queues = Queues(draft_depth=draft_depth, feedback_depth=feedback_depth,
-                                  preverify_depth=preverify_depth, npu_domain="npu",
-                                  pim_domain="sync")
-            self._edc = EDC(**(edc or {}))
-            self._tvc = TVC(**(tvc or {}))
-            self._csr = CSR(regmap=load(), addr_width=addr_width)
+        parts = []
+        try:
+            with rejecting_construction(self):
+                for name, value in (("edc", edc), ("tvc", tvc)):
+                    if value is not None and not isinstance(value, dict):
+                        raise ValueError(f"{name} must be a dict of parameters, not {value!r}")
+                parts.append(CSR(regmap=load(), addr_width=addr_width))
+                parts.append(Queues(draft_depth=draft_depth, feedback_depth=feedback_depth,
+                                    preverify_depth=preverify_depth, npu_domain="npu",
+                                    pim_domain="sync"))
+                parts.append(EDC(**(edc or {})))
+                parts.append(TVC(**(tvc or {})))
+        except Exception:
+            for part in parts:   # built before the error; they will never be elaborated
+                part._MustUse__silence = True
+            raise
+        self._csr, self._queues, self._edc, self._tvc = parts
         self.depths = (draft_depth, feedback_depth, preverify_depth)
         tp = self._tvc.params
         super().__init__({

@@ -1,0 +1,29 @@
+"""ahasd.hw.controller.Controller: parameters, lint, and the cocotb tests (tests/cocotb_controller.py)."""
+
+import pytest
+
+from ahasd.hw.controller import Controller
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValueError, match=r"draft_depth must be a power of two >= 2, not 6"):
+        Controller(draft_depth=6)
+    with pytest.raises(ValueError, match=r"edc must be a dict of parameters, not 3"):
+        Controller(edc=3)
+    with pytest.raises(ValueError, match=r"addr_width 7 is too narrow"):
+        Controller(addr_width=7)
+
+
+def test_lint_clean(tmp_path):
+    from ahasd.commands.verilog import write_verilog
+    write_verilog("controller", tmp_path)
+
+
+@pytest.mark.cocotb
+@pytest.mark.slow
+def test_controller_cocotb():
+    from cocotb_util import run_cocotb
+    # Small queues, so that full queues, push-back and threshold crossings happen often.
+    depths = {"draft_depth": 8, "feedback_depth": 4, "preverify_depth": 4}
+    run_cocotb(Controller(**depths), "controller", "cocotb_controller",
+               params={**depths, "addr_width": 8, "seed": 11, "transactions": 10000})
