@@ -9,10 +9,13 @@ One transaction per line (blank lines are skipped)::
 
 :func:`parse_trace` checks every line (JSON, op, keys, integer types and, against a
 :class:`ahasd.sim.tvc.TVCParams`, ranges) and raises :class:`TraceError` naming the line;
-:func:`apply` runs one transaction on the golden model. :func:`random_trace` draws edge-biased
-values over the full ranges; :func:`boundary_trace` puts decides on the comparison boundary; :func:`realistic_trace` follows speculative decoding rounds (NPU
-verifies of 100-1000 cycles per KV token, PIM drafts and pre-verifies of a few thousand cycles
-per token, a growing KV cache, the NPU cycle counter sweeping each verification).
+:func:`apply` runs one transaction on the golden model.
+
+Generators: :func:`random_trace` draws edge-biased values over the full ranges;
+:func:`boundary_trace` puts decides on the comparison boundary; :func:`realistic_trace` follows
+speculative decoding rounds (NPU verifies of 100-1000 cycles per KV token, PIM drafts and
+pre-verifies of a few thousand cycles per token, a growing KV cache, the NPU cycle counter
+sweeping each verification).
 """
 
 import json

@@ -80,3 +80,9 @@ def test_bad_option_and_missing_file(tmp_path, capsys):
     assert status == 2 and "depth must be a power of two in 1..64, not 3" in err
     assert main(["tvc", "replay", str(tmp_path / "none.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_verilog_tvc_is_written_and_lint_clean(tmp_path, capsys):
+    assert main(["verilog", "tvc", "-o", str(tmp_path)]) in (0, None)
+    assert capsys.readouterr().out.strip() == f"wrote {tmp_path / 'tvc.v'} (lint clean)"
+    assert "module tvc(" in (tmp_path / "tvc.v").read_text()

@@ -229,3 +229,12 @@ def test_rejected_records_count_and_change_nothing():
         out = await c.step(**c.IDLE)
         assert not out["busy"] and out["error_count"] == 3 and out["average__nvct"] == 7
     directed(test, counter_bits=2)
+
+
+@pytest.mark.parametrize("params", PARAM_SETS[1:], ids=["small", "wide"])
+def test_other_parameter_sets_are_lint_clean(tmp_path, params):
+    from ahasd.hw.blocks import to_verilog
+    from ahasd.synth.verilator import lint
+    path = tmp_path / "tvc.v"
+    path.write_text(to_verilog(TVC(**params), "tvc"))
+    lint(path, "tvc")     # raises VerilatorError on any warning beyond the documented waivers
