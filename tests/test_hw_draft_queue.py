@@ -5,6 +5,7 @@ golden model :class:`ahasd.sim.queues.SquashQueueModel`. The long runs are in
 import random
 
 import pytest
+from amaranth.hdl import Fragment
 from amaranth.sim import Simulator
 
 from ahasd.hw.draft_queue import DraftQueue, epoch_bits_for
@@ -245,5 +246,7 @@ def test_same_domains_are_rejected():
 
 
 def test_epoch_width_follows_depth():
-    assert DraftQueue().epoch_bits == 8
-    assert DraftQueue(depth=2).epoch_bits == 3
+    assert epoch_bits_for(64) == 8 and epoch_bits_for(2) == 3
+    dut = DraftQueue(depth=16)
+    assert dut.epoch_bits == 6
+    Fragment.get(dut, None)  # elaborated, so no "created but never used" warning
