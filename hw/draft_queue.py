@@ -20,13 +20,16 @@ carry the new epoch and survive (until the next squash); pushes before it are re
 accepted squash in the same read cycle: the pop completes first (the entry was delivered).
 
 Handshake and wrap-around: ``squash_ready`` is low from an accepted squash until the write side has
-adopted the new epoch and that adoption has come back through a second synchroniser, so the write
-side is never more than one epoch behind. A squash round trip is at least three read cycles, and a
-stale entry leaves the FIFO at most ``depth`` + 3 read cycles after the squash that made it
-stale, because stale entries form a prefix of the FIFO (tags never decrease along the FIFO) and
-drain at one per cycle. With ``epoch_bits = log2(depth) + 2`` the counter needs ``4 * depth - 1``
-further squashes (``>= 12 * depth - 3`` read cycles) to return to a stale tag, so a stale tag can
-never be mistaken for the current one.
+adopted the new epoch (the register updated at the end of its ``w_squash`` cycle) and that has come
+back through a second synchroniser, so the write side is never more than one epoch behind and a
+squash round trip is at least three read cycles. A stale entry was written before the write side
+adopted the squash that made it stale, so it is visible at the read side by the time that squash is
+acknowledged (give or take a synchroniser cycle); stale entries form a prefix of the FIFO (tags never
+decrease along it) and drain at one per read cycle, so it is gone at most ``depth`` + 3 read cycles
+later. Meanwhile at most ``depth / 3 + 2`` further squashes fit, far fewer than the ``4 * depth - 1``
+that the ``log2(depth) + 2``-bit epoch counter needs to come back to a stale tag: a stale tag is
+never mistaken for the current one. (The squash-storm test drives a 4-deep queue through more than
+2**epoch_bits squashes with the consumer mostly stalled, scored against unbounded golden epochs.)
 
 Stale entries occupy FIFO space until they drain, so ``w_level`` may stay high for up to
 ``depth`` read cycles after a squash (the producer sees push-back, never a lost entry).
