@@ -10,11 +10,14 @@ byte by the broadcast activation ``x[k]`` and adds the product into its 32-bit a
 tile accumulates.
 
 Scheduling. Bursts are read in address order; consecutive rows lie in consecutive banks, so while
-the current row streams out at one RD per tCCD, the next row's bank is precharged and activated
-(the row switch is hidden whenever ``bursts_per_row * t_ccd >= t_ras``-ish slack exists, i.e.
-always for the defaults). Every ``t_refi`` cycles reads stop, open banks are precharged and an
-all-bank REF is issued; this is the only loss against :meth:`ahasd.sim.dram.DRAMConfig.read_bound`
-besides the pipeline fill. The scheduler keeps its own copy of every timing counter, so it never
+the current row streams out at one RD per tCCD, the next row's bank is precharged and activated in
+the command slots between the reads. With ``n_banks >= 2`` a row switch is fully hidden when
+``bursts_per_row * t_ccd >= t_rp + t_rcd + 2`` (the PRE and ACT take a command slot each; the
+bank's tRAS has long passed, since it was opened ``n_banks - 1`` rows earlier): 256 >= 66 for the
+defaults. Every ``t_refi`` cycles reads stop, open banks are precharged and an all-bank REF is
+issued; the precharge, tRFC and re-activation (about t_rp + t_rfc + t_rcd) per refresh and the
+pipeline fill are the losses against :meth:`ahasd.sim.dram.DRAMConfig.read_bound`, which charges
+only tRFC. The scheduler keeps its own copy of every timing counter, so it never
 issues an illegal command (the bank model checks this in every test).
 """
 

@@ -110,7 +110,8 @@ def bench(json_output=False, quick=False):
         })
     figures["min_efficiency"] = min(c["efficiency"] for c in figures["cases"])
     figures["simulated"] = ("Verilated RTL of GEMV + LPDDR5 bank model (timing checked), "
-                            "cycles from start to last result")
+                            "cycles from start to last result; bound = burst_bytes * "
+                            "(1 - tRFC/tREFI) / tCCD MAC/cycle")
     if not json_output:
         from rich.console import Console
         from rich.table import Table
