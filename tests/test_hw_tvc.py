@@ -16,6 +16,8 @@ PARAM_SETS = [
     {},
     {"depth": 2, "ratio_bits": 12, "max_preverify_len": 3},
     {"depth": 16, "ratio_bits": 32, "max_preverify_len": 16, "counter_bits": 3},
+    # Entries wider than the dividend (no saturation possible), one entry, one length.
+    {"depth": 1, "ratio_bits": 40, "max_preverify_len": 1, "cycles_bits": 5, "length_bits": 3},
 ]
 
 
@@ -60,7 +62,7 @@ def run_driver(ops, params):
     return box["result"]
 
 
-@pytest.mark.parametrize("params", PARAM_SETS, ids=["default", "small", "wide"])
+@pytest.mark.parametrize("params", PARAM_SETS, ids=["default", "small", "wide", "tiny"])
 @pytest.mark.parametrize("generator", [random_trace, realistic_trace, boundary_trace])
 def test_matches_golden(generator, params):
     count = 100 if params.get("ratio_bits", 24) > 24 else 250   # slow divider: fewer
@@ -231,7 +233,7 @@ def test_rejected_records_count_and_change_nothing():
     directed(test, counter_bits=2)
 
 
-@pytest.mark.parametrize("params", PARAM_SETS[1:], ids=["small", "wide"])
+@pytest.mark.parametrize("params", PARAM_SETS[1:], ids=["small", "wide", "tiny"])
 def test_other_parameter_sets_are_lint_clean(tmp_path, params):
     from ahasd.hw.blocks import to_verilog
     from ahasd.synth.verilator import lint
