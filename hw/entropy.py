@@ -8,7 +8,8 @@ Pipeline (one logit per cycle):
 * A: ``y = (z * LOG2E_Q15) >> shift`` (base-2 logit, 8 fraction bits).
 * B: running integer max ``M = ceil(max y)``; ``k`` = growth of M (a rescale by ``2**-k``),
   ``nd = M - y``; the fraction of ``nd`` addresses the ``2**-x`` table.
-* C: ``p = table >> floor(nd)``; ``S = (S >> k) + p``, ``U = (U >> k) + k*(S >> k) + nd*p``.
+* C: ``p = table >> floor(nd)`` and ``nd * p``.
+* D: ``S = (S >> k) + p``, ``U = (U >> k) + k*(S >> k) + nd*p`` (the only loop-carried stage).
 
 After the element with ``last``: leading-one detection and the ``log2`` table for ``log2 S``, then
 a 22-cycle restoring division ``U / S``, then ``H = (log2 S + U/S) * ln 2`` on ``o_stream``. The
@@ -121,28 +122,36 @@ class EntropyUnit(wiring.Component):
                      b_nd.eq(nd_new)]
         m.d.comb += [exp_rd.addr.eq(nd_new[:Y_FRAC]), exp_rd.en.eq(1)]
 
-        # ---- stage C: accumulate ------------------------------------------------------------
-        s_acc = Signal(sw)
-        u_acc = Signal(uw)
+        # ---- stage C: p = 2**-nd and nd * p (outside the accumulation loop) ------------------
         ip = Signal(ndw - Y_FRAC)
         p = Signal(P_FRAC + 1)
         m.d.comb += [ip.eq(b_nd[Y_FRAC:]),
                      p.eq(Mux(ip <= P_FRAC, exp_rd.data >> ip, 0))]
+        c_valid, c_last, c_first = Signal(), Signal(), Signal()
+        c_k = Signal(ndw)
+        c_p = Signal(P_FRAC + 1)
+        c_np = Signal(ndw + P_FRAC + 1 - Y_FRAC)
+        m.d.sync += [c_valid.eq(b_valid), c_last.eq(b_last), c_first.eq(b_first), c_k.eq(b_k),
+                     c_p.eq(p), c_np.eq((b_nd * p) >> Y_FRAC)]
+
+        # ---- stage D: accumulate (the only loop: rescale by 2**-k and add) --------------------
+        s_acc = Signal(sw)
+        u_acc = Signal(uw)
         s_old = Signal(sw)
         u_old = Signal(uw)
-        m.d.comb += [s_old.eq(Mux(b_first, 0, s_acc)), u_old.eq(Mux(b_first, 0, u_acc))]
+        m.d.comb += [s_old.eq(Mux(c_first, 0, s_acc)), u_old.eq(Mux(c_first, 0, u_acc))]
         s_k = Signal(sw)
-        m.d.comb += s_k.eq(s_old >> b_k)
+        m.d.comb += s_k.eq(s_old >> c_k)
         s_next = Signal(sw)
         u_next = Signal(uw)
         m.d.comb += [
-            s_next.eq(s_k + p),
-            u_next.eq((u_old >> b_k) + b_k * s_k + ((b_nd * p) >> Y_FRAC)),
+            s_next.eq(s_k + c_p),
+            u_next.eq((u_old >> c_k) + c_k * s_k + c_np),
         ]
         fin_start = Signal()
-        with m.If(b_valid):
+        with m.If(c_valid):
             m.d.sync += [s_acc.eq(s_next), u_acc.eq(u_next)]
-            m.d.comb += fin_start.eq(b_last)
+            m.d.comb += fin_start.eq(c_last)
 
         # ---- finaliser: log2 S, U / S, H -------------------------------------------------------
         e = Signal(range(sw))
@@ -150,8 +159,8 @@ class EntropyUnit(wiring.Component):
             with m.If(s_acc[bit]):
                 m.d.comb += e.eq(bit)
         norm = Signal(sw)
-        lz = Signal(range(sw))       # leading zeros of S
-        m.d.comb += [lz.eq(sw - 1 - e), norm.eq(s_acc << lz)]
+        lz = Signal(range(sw))       # leading zeros of S, registered in LOG
+        m.d.comb += norm.eq(s_acc << lz)
         frac = norm[sw - 1 - LOG_INDEX - LOG_INTERP:sw - 1]
         interp = Signal(LOG_INTERP)
         exponent = Signal(signed(8))
@@ -169,14 +178,19 @@ class EntropyUnit(wiring.Component):
                 with m.If(fin_start):
                     m.next = "LOG"
             with m.State("LOG"):
-                # s_acc is final; the log table is read with its mantissa index this cycle.
-                m.d.sync += [interp.eq(frac[:LOG_INTERP]), exponent.eq(e - P_FRAC),
+                # s_acc is final: find its leading one and set up the divider.
+                m.d.sync += [lz.eq(sw - 1 - e), exponent.eq(e - P_FRAC),
                              rem.eq(u_acc << Q_FRAC), dsh.eq(s_acc << (Q_BITS - 1)),
                              step.eq(Q_BITS)]
                 with m.If(u_acc >= (s_acc << (Q_BITS - Q_FRAC))):
                     m.d.sync += [quot.eq(2**Q_BITS - 1), step.eq(0)]   # U/S saturates
                 with m.Else():
                     m.d.sync += quot.eq(0)
+                m.next = "NORM"
+            with m.State("NORM"):
+                # The mantissa (S shifted by the registered leading-zero count) addresses the
+                # log table this cycle.
+                m.d.sync += interp.eq(frac[:LOG_INTERP])
                 m.next = "LUT"
             with m.State("LUT"):
                 lo = log_rd.data[:16]
