@@ -48,7 +48,7 @@ from amaranth.utils import ceil_log2
 from ahasd.hw.blocks import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
 
-__all__ = ["DraftQueue", "COUNTER_BITS", "check_depth", "epoch_bits_for"]
+__all__ = ["DraftQueue", "COUNTER_BITS", "check_depth", "check_domain", "epoch_bits_for"]
 
 #: Width of the ``discarded`` counter (wraps).
 COUNTER_BITS = 32
