@@ -45,7 +45,7 @@ class GEMVSystem(wiring.Component):
             self.gemv = GEMV(config=config, max_n=max_n, max_m=max_m)
         self.dram = DRAMBankModel(config=config, init=init)   # cannot fail: checked above
         super().__init__({
-            # Flat stream ports: the pipe harness cannot name Verilator's escaped `__` members.
+            # Streams as plain flat ports: simple names for the pipe harness of the benchmark.
             "x_valid": In(1), "x_data": In(signed(8)), "x_ready": Out(1),
             "o_valid": Out(1), "o_data": Out(signed(32)), "o_ready": In(1),
             "m": In(range(max_m + 1)),
