@@ -17,9 +17,11 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["LIBERTY", "AreaReport", "YosysError", "area_of_verilog"]
+__all__ = ["LIBERTY", "FLIP_FLOPS", "AreaReport", "YosysError", "area_of_verilog"]
 
 LIBERTY = Path(__file__).resolve().parent / "gates.lib"
+#: The flip-flop cells of the liberty (plain, asynchronous reset, asynchronous set).
+FLIP_FLOPS = ("DFF", "DFFR", "DFFS")
 
 
 class YosysError(RuntimeError):
@@ -110,7 +112,9 @@ def area_of_verilog(verilog_path, top, work_dir):
     stat = json.loads(files["stat_json"].read_text())
     design = stat["design"]
     counts = {name: int(n) for name, n in design.get("num_cells_by_type", {}).items()}
-    ff_bits = counts.get("DFF", 0)
+    flops = {cell: n for cell, n in counts.items() if cell in FLIP_FLOPS}
+    ff_bits = sum(flops.values())
+    ff_area = sum(n * _cell_area(cell) for cell, n in flops.items())
     area = float(design["area"])
     depth_match = re.search(r"length=(\d+)", files["ltp_txt"].read_text())
     # ltp's length counts the edges of the longest path between ports or flip-flops (-noff),
@@ -118,5 +122,5 @@ def area_of_verilog(verilog_path, top, work_dir):
     depth = int(depth_match.group(1)) if depth_match else 0
     return AreaReport(block=top, cells=int(design["num_cells"]), cell_counts=counts,
                       ff_bits=ff_bits, memory_bits=_memory_bits(files["pre_json"]),
-                      area_ge=round(area, 1), ff_area_ge=round(ff_bits * _cell_area("DFF"), 1),
+                      area_ge=round(area, 1), ff_area_ge=round(ff_area, 1),
                       logic_depth=depth)
