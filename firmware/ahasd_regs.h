@@ -314,6 +314,12 @@ typedef struct __attribute__ ((__packed__)) {
 #define AHASD_CTRL__GTS_STATUS__STATE_bm 0x3
 #define AHASD_CTRL__GTS_STATUS__STATE_bp 0
 #define AHASD_CTRL__GTS_STATUS__STATE_bw 2
+#define AHASD_CTRL__GTS_STATUS__SWITCHING_bm 0x4
+#define AHASD_CTRL__GTS_STATUS__SWITCHING_bp 2
+#define AHASD_CTRL__GTS_STATUS__SWITCHING_bw 1
+#define AHASD_CTRL__GTS_STATUS__DRAFT_ALLOWED_bm 0x8
+#define AHASD_CTRL__GTS_STATUS__DRAFT_ALLOWED_bp 3
+#define AHASD_CTRL__GTS_STATUS__DRAFT_ALLOWED_bw 1
 #define AHASD_CTRL__GTS_STATUS__RANK_ENABLE_bm 0xffff0000
 #define AHASD_CTRL__GTS_STATUS__RANK_ENABLE_bp 16
 #define AHASD_CTRL__GTS_STATUS__RANK_ENABLE_bw 16
@@ -322,6 +328,28 @@ typedef struct __attribute__ ((__packed__)) {
 #define AHASD_CTRL__GTS_SWITCHES__COUNT_bm 0xffffffff
 #define AHASD_CTRL__GTS_SWITCHES__COUNT_bp 0
 #define AHASD_CTRL__GTS_SWITCHES__COUNT_bw 32
+
+// reg - ahasd_ctrl::GTS_DRAFT_MASK
+#define AHASD_CTRL__GTS_DRAFT_MASK__MASK_bm 0xffff
+#define AHASD_CTRL__GTS_DRAFT_MASK__MASK_bp 0
+#define AHASD_CTRL__GTS_DRAFT_MASK__MASK_bw 16
+#define AHASD_CTRL__GTS_DRAFT_MASK__MASK_reset 0x7fff
+
+// reg - ahasd_ctrl::GTS_PREVERIFY_MASK
+#define AHASD_CTRL__GTS_PREVERIFY_MASK__MASK_bm 0xffff
+#define AHASD_CTRL__GTS_PREVERIFY_MASK__MASK_bp 0
+#define AHASD_CTRL__GTS_PREVERIFY_MASK__MASK_bw 16
+#define AHASD_CTRL__GTS_PREVERIFY_MASK__MASK_reset 0x8000
+
+// reg - ahasd_ctrl::GTS_BUSY
+#define AHASD_CTRL__GTS_BUSY__COUNT_bm 0xffffffff
+#define AHASD_CTRL__GTS_BUSY__COUNT_bp 0
+#define AHASD_CTRL__GTS_BUSY__COUNT_bw 32
+
+// reg - ahasd_ctrl::GTS_STALLS
+#define AHASD_CTRL__GTS_STALLS__COUNT_bm 0xffffffff
+#define AHASD_CTRL__GTS_STALLS__COUNT_bp 0
+#define AHASD_CTRL__GTS_STALLS__COUNT_bw 32
 
 // reg - ahasd_ctrl::SCRATCH
 #define AHASD_CTRL__SCRATCH__VALUE_bm 0xffffffff
@@ -370,7 +398,11 @@ typedef struct __attribute__ ((__packed__)) {
     uint8_t RESERVED_d4_df[0xc];
     uint32_t GTS_STATUS;
     uint32_t GTS_SWITCHES;
-    uint8_t RESERVED_e8_fb[0x14];
+    uint32_t GTS_DRAFT_MASK;
+    uint32_t GTS_PREVERIFY_MASK;
+    uint32_t GTS_BUSY;
+    uint32_t GTS_STALLS;
+    uint8_t RESERVED_f8_fb[0x4];
     uint32_t SCRATCH;
 } ahasd_ctrl_t;
 

@@ -1,4 +1,4 @@
-"""Controller top: EDC + TVC + the three task queues behind one AXI4-Lite register file.
+"""Controller top: EDC + TVC + the three task queues + GTS behind one AXI4-Lite register file.
 
 Clock domains: ``sync`` is the PIM clock (``clk`` / ``rst``; the CSR bus, EDC, TVC and the PIM
 ends of the queues), ``npu`` the NPU clock (``npu_clk`` / ``npu_rst``; the NPU ends of the draft
@@ -18,18 +18,23 @@ Data flow
 * A *stop* decision asks TVC for a decision on the values at ``tvc_inputs`` (one request at a
   time; stop decisions while one is outstanding merge into it). A request is issued only while
   the pre-verify queue has room, so its result can always be pushed: an insert becomes a
-  pre-verify descriptor (length capped by ``TVC_CTRL.max_len``) on ``preverify_out``.
+  pre-verify descriptor (length capped by ``TVC_CTRL.max_len``).
+* The GTS (:class:`ahasd.hw.gts.GTS`) runs the PIM ranks: it takes pre-verify tasks from the
+  pre-verify queue first, then the PIM's ``draft_request`` while drafting is allowed (after a
+  continue decision or a verification result; a stop decision withholds them). Each task start
+  appears on ``task`` with the ranks in ``rank_en``; the PIM reports ``task_done``.
 """
 
 from amaranth import Cat, Module, Mux, ResetInserter, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.blocks import rejecting_construction
 from ahasd.hw.counters import EventCounter
 from ahasd.hw.csr import AXI_PREFIX, CSR, axil_ports
-from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
+from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.hw.edc import EDC
+from ahasd.hw.gts import GTS, Task, TaskKind
 from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load
 from ahasd.hw.tvc import TVC, Table
@@ -41,11 +46,14 @@ EDC_MODE_ALWAYS = 1
 EDC_MODE_NEVER = 2
 
 #: Interrupt sources, in INT_STATUS bit order (the field names of hw/regs.rdl).
+#: PIM ranks under the GTS (the width of the mask registers).
+RANKS = 16
+
 INTERRUPTS = ("draft_q", "feedback_q", "preverify_q", "edc_stop", "tvc_insert", "tvc_error")
 
 
 class Controller(wiring.Component):
-    """The AHASD controller: EDC, TVC and the task queues with CSRs, counters and interrupts.
+    """The AHASD controller: EDC, TVC, the task queues and GTS with CSRs, counters, interrupts.
 
     Parameters (keyword-only)
     -------------------------
@@ -75,8 +83,15 @@ class Controller(wiring.Component):
         Operands of TVC decisions: KV length, NPU cycles elapsed in the current verification
         (NCR), unverified tokens available. Sampled when a request is issued; the integrator
         keeps them stable in the PIM clock domain.
-    preverify_out : Out(stream of PreverifyDescriptor), ``sync``
-        Pre-verification tasks for the PIM.
+    draft_request : In(stream of {length}), ``sync``
+        The PIM asks to draft a batch of ``length`` tokens; taken by GTS while drafting is
+        allowed and no pre-verify task waits.
+    task : Out({start, payload: ahasd.hw.gts.Task}), ``sync``
+        ``start`` pulses when GTS starts a task (``payload``: kind DRAFT / PREVERIFY, length).
+    task_done : In(1), ``sync``
+        The running task finishes.
+    rank_en : Out(16), ``sync``
+        Rank enables (GTS_DRAFT_MASK / GTS_PREVERIFY_MASK while a task of that kind runs).
     draft_out : Out(stream of DraftDescriptor), ``npu``
         Batches for the NPU to verify.
     squash : In(1), squash_ready : Out(1), ``npu``
@@ -99,11 +114,12 @@ class Controller(wiring.Component):
                                     pim_domain="sync"))
                 parts.append(EDC(**(edc or {})))
                 parts.append(TVC(**(tvc or {})))
+                parts.append(GTS(ranks=RANKS))
         except Exception:
             for part in parts:   # built before the error; they will never be elaborated
                 part._MustUse__silence = True
             raise
-        self._csr, self._queues, self._edc, self._tvc = parts
+        self._csr, self._queues, self._edc, self._tvc, self._gts = parts
         self.depths = (draft_depth, feedback_depth, preverify_depth)
         tp = self._tvc.params
         super().__init__({
@@ -117,7 +133,10 @@ class Controller(wiring.Component):
             "tvc_inputs": In(wiring.Signature({"kv_len": Out(tp.length_bits),
                                                "now": Out(tp.cycles_bits),
                                                "pending": Out(tp.length_bits)})),
-            "preverify_out": Out(stream.Signature(PreverifyDescriptor)),
+            "draft_request": In(stream.Signature(data.StructLayout({"length": Task["length"].shape}))),
+            "task": Out(wiring.Signature({"start": Out(1), "payload": Out(Task)})),
+            "task_done": In(1),
+            "rank_en": Out(RANKS),
             "draft_out": Out(stream.Signature(DraftDescriptor)),
             "squash": In(1),
             "squash_ready": Out(1),
@@ -134,7 +153,8 @@ class Controller(wiring.Component):
         m.submodules.queues = queues
         m.submodules.edc = edc = ResetInserter(soft_reset)(self._edc)
         m.submodules.tvc = tvc = ResetInserter(soft_reset)(self._tvc)
-        edc, tvc = self._edc, self._tvc
+        m.submodules.gts = ResetInserter(soft_reset)(self._gts)
+        edc, tvc, gts = self._edc, self._tvc, self._gts
 
         # ---- the bus -----------------------------------------------------------------------
         for name, member in axil_ports(csr.addr_width).items():
@@ -146,7 +166,7 @@ class Controller(wiring.Component):
             regs.params.draft_depth.eq(self.depths[0]),
             regs.params.feedback_depth.eq(self.depths[1]),
             regs.params.preverify_depth.eq(self.depths[2]),
-            regs.params.ranks.eq(0),
+            regs.params.ranks.eq(RANKS),
         ]
 
         # ---- draft queue: PIM -> NPU, each push is an EDC draft event -------------------------
@@ -257,9 +277,6 @@ class Controller(wiring.Component):
             pq.i_stream.valid.eq(insert),
             pq.i_stream.payload.verify_length.eq(length),
             pq.i_stream.payload.urgent.eq(0),
-            self.preverify_out.valid.eq(pq.o_stream.valid),
-            self.preverify_out.payload.eq(pq.o_stream.payload),
-            pq.o_stream.ready.eq(self.preverify_out.ready),
         ]
         last_length = Signal(4)
         last_insert = Signal()
@@ -282,6 +299,58 @@ class Controller(wiring.Component):
             regs.tvc_pdct_avg.ratio.eq(tvc.average.pdct),
             regs.tvc_pvct_avg.ratio.eq(tvc.average.pvct),
         ]
+
+        # ---- GTS: pre-verify tasks first, then permitted draft requests -----------------------
+        # Drafting is allowed after a continue decision and after each verification result (a
+        # new verified base), and stopped by a stop decision.
+        draft_allowed = Signal(init=1)
+        with m.If(fb_pop):
+            m.d.sync += draft_allowed.eq(1)
+        with m.If(decided):
+            m.d.sync += draft_allowed.eq(draft)
+        # A refused request stays offered unchanged until GTS takes it (stream rule), even if
+        # the gating changes meanwhile.
+        held = Signal()
+        held_pre = Signal()
+        offer_pre = Signal()
+        offer_draft = Signal()
+        with m.If(soft_reset):
+            pass   # GTS is being reset: it must not take (and so lose) a task in this cycle
+        with m.Elif(held):
+            m.d.comb += [
+                offer_pre.eq(held_pre & pq.o_stream.valid),
+                offer_draft.eq(~held_pre & self.draft_request.valid),
+            ]
+        with m.Else():
+            m.d.comb += [
+                offer_pre.eq(pq.o_stream.valid & enable),
+                offer_draft.eq(~offer_pre & self.draft_request.valid & draft_allowed & enable),
+            ]
+        m.d.comb += [
+            gts.i_task.valid.eq(offer_pre | offer_draft),
+            gts.i_task.payload.kind.eq(Mux(offer_pre, TaskKind.PREVERIFY, TaskKind.DRAFT)),
+            gts.i_task.payload.length.eq(Mux(offer_pre, pq.o_stream.payload.verify_length,
+                                             self.draft_request.payload.length)),
+            pq.o_stream.ready.eq(offer_pre & gts.i_task.ready),
+            self.draft_request.ready.eq(offer_draft & gts.i_task.ready),
+            gts.done.eq(self.task_done),
+            gts.cfg_we.eq(1),   # the masks follow their registers one cycle later
+            gts.cfg_draft_mask.eq(regs.gts_draft_mask.mask),
+            gts.cfg_preverify_mask.eq(regs.gts_preverify_mask.mask),
+            self.task.start.eq(gts.o_start),
+            self.task.payload.eq(gts.o_task),
+            self.rank_en.eq(gts.rank_en),
+            regs.gts_status.state.eq(gts.state),
+            regs.gts_status.switching.eq(gts.switching),
+            regs.gts_status.draft_allowed.eq(draft_allowed),
+            regs.gts_status.rank_enable.eq(gts.rank_en),
+            regs.gts_switches.count.eq(gts.switch_count),
+            regs.gts_busy.count.eq(gts.busy_count),
+            regs.gts_stalls.count.eq(gts.stall_count),
+        ]
+        m.d.sync += [held.eq(gts.i_task.valid & ~gts.i_task.ready), held_pre.eq(offer_pre)]
+        with m.If(soft_reset):
+            m.d.sync += [held.eq(0), draft_allowed.eq(1)]
 
         # ---- queue status and counters ------------------------------------------------------
         npu = "npu"

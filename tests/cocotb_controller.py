@@ -63,6 +63,10 @@ class TB:
         self.feedbacks = []        # feedback results the NPU will push (directed tests)
         self.auto_feedback = True  # the NPU answers each popped draft with a random result
         self.popped_drafts = []
+        self.requests = QueueModel()   # draft requests taken, waiting for their task start
+        self.cur_request = None
+        self.tasks = []
+        self.p_done = 0.3
         self.feedback_seen = []
 
     def count(self, name, n=1):
@@ -71,7 +75,8 @@ class TB:
     async def reset(self):
         d = self.dut
         for name in ("draft_in__valid", "draft_in__payload", "feedback_out__ready",
-                     "record__valid", "record__payload", "preverify_out__ready",
+                     "record__valid", "record__payload", "draft_request__valid",
+                     "draft_request__payload", "task_done",
                      "draft_out__ready", "squash", "feedback_in__valid", "feedback_in__payload",
                      "tvc_inputs__kv_len", "tvc_inputs__now", "tvc_inputs__pending"):
             getattr(d, name).value = 0
@@ -106,9 +111,18 @@ class TB:
                 self.feedback_q.pop(item)
                 self.feedback_seen.append(FeedbackDescriptor.unpack(item))
                 self.count("feedback_q_pops")
-            if int(d.preverify_out__valid.value) and int(d.preverify_out__ready.value):
-                self.preverify.append(PreverifyDescriptor.unpack(int(d.preverify_out__payload.value)))
-                self.count("preverify_q_pops")
+            if int(d.draft_request__valid.value) and int(d.draft_request__ready.value):
+                self.requests.push(self.cur_request)
+                self.cur_request = None
+            if int(d.task__start.value):
+                task = int(d.task__payload.value)
+                kind, length = task & 1, task >> 1
+                self.tasks.append((kind, length))
+                if kind == 1:   # PREVERIFY
+                    self.preverify.append(PreverifyDescriptor(verify_length=length, urgent=0))
+                    self.count("preverify_q_pops")
+                else:
+                    self.requests.pop(length)
             if int(d.record__valid.value) and int(d.record__ready.value):
                 self.cur_record = None
             if int(d.decision__valid.value):
@@ -128,8 +142,13 @@ class TB:
             d.record__valid.value = self.cur_record is not None
             if self.cur_record is not None:
                 d.record__payload.value = self.cur_record
+            if self.cur_request is None and self.traffic and rng.random() < self.p_valid:
+                self.cur_request = rng.randrange(1, 256)
+            d.draft_request__valid.value = self.cur_request is not None
+            if self.cur_request is not None:
+                d.draft_request__payload.value = self.cur_request
+            d.task_done.value = rng.random() < self.p_done
             d.feedback_out__ready.value = rng.random() < self.p_ready
-            d.preverify_out__ready.value = rng.random() < self.p_ready
 
     async def _npu_side(self):
         d = self.dut
@@ -181,13 +200,21 @@ class TB:
         self.traffic = False
         self.squashing = False
         self.p_ready = 1.0
+        self.p_done = 1.0
+        # A draft request is a request, not data: withdraw one not yet taken (drafting may be
+        # withheld by a stop decision for as long as no verification result comes).
+        await RisingEdge(self.dut.clk)
+        await ReadOnly()
+        if not int(self.dut.draft_request__ready.value):
+            await RisingEdge(self.dut.clk)
+            self.cur_request = None
         for _ in range(2000):
             await self.cycles(10)
             if (self.cur_draft is None and self.cur_feedback is None and not self.feedbacks
                     and self.cur_record is None and not self.records
                     and not int(self.dut.draft_out__valid.value)
                     and not int(self.dut.feedback_out__valid.value)
-                    and not int(self.dut.preverify_out__valid.value)
+                    and len(self.requests) == 0
                     and await self.read_reg("DRAFT_Q_STATUS") >> 16 & 1
                     and await self.read_reg("FEEDBACK_Q_STATUS") >> 16 & 1
                     and await self.read_reg("PREVERIFY_Q_STATUS") >> 16 & 1
@@ -243,6 +270,7 @@ def status_values(tb):
         ("DRAFT_Q_STATUS", "empty"): 1, ("FEEDBACK_Q_STATUS", "empty"): 1,
         ("PREVERIFY_Q_STATUS", "empty"): 1,
         ("EDC_STATUS", "last_continue"): 1,
+        ("PARAMS", "ranks"): 16, ("GTS_STATUS", "draft_allowed"): 1,
         ("TVC_NVCT_AVG", "ratio"): tb.regmap["TVC_NVCT_PRESET"].reset,
         ("TVC_PDCT_AVG", "ratio"): tb.regmap["TVC_PDCT_PRESET"].reset,
         ("TVC_PVCT_AVG", "ratio"): tb.regmap["TVC_PVCT_PRESET"].reset,
@@ -280,6 +308,7 @@ async def decisions_match_golden_models(dut):
     max_len = rm["TVC_CTRL"].field("max_len").reset
     tb.auto_feedback = False
     tb.p_ready = 1.0
+    tb.p_done = 1.0
     expected_inserts = []
     stops = 0
     for step in range(tb.p.get("golden_steps", 120)):
