@@ -1,0 +1,70 @@
+"""ahasd.hw.counters.EventCounter in the Amaranth simulator, within and across clock domains."""
+
+import random
+
+import pytest
+from amaranth import ClockDomain, Module
+from amaranth.sim import Simulator
+
+from ahasd.hw.counters import EventCounter
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValueError, match=r"width must be an integer in 1\.\.64, not 0"):
+        EventCounter(width=0)
+    with pytest.raises(ValueError, match=r"domain must be a clock domain name, not '1x'"):
+        EventCounter(domain="1x")
+
+
+@pytest.mark.parametrize("event_period, crossing", [(1000, False), (1000, True), (700, True),
+                                                    (2900, True)])
+def test_counts_every_event_and_clears(event_period, crossing):
+    """Random events (one per event-clock cycle at most) are all counted; the reader never sees
+    a value outside [events before the synchroniser delay, events so far]; a clear restarts."""
+    domain = "ev" if crossing else "sync"
+    dut = EventCounter(width=8, domain=domain, read_domain="sync")
+    m = Module()
+    m.submodules.dut = dut
+    if crossing:
+        m.domains.ev = ClockDomain("ev")
+    sim = Simulator(m)
+    sim.add_clock(1e-9, domain="sync")
+    if crossing:
+        sim.add_clock(event_period * 1e-12, domain="ev")
+    rng = random.Random(event_period)
+    state = {"events": 0, "base": 0, "done": False}
+
+    async def producer(ctx):
+        for _ in range(600):
+            fire = rng.random() < 0.6
+            ctx.set(dut.event, fire)
+            await ctx.tick(domain)
+            state["events"] += fire
+        ctx.set(dut.event, 0)
+        state["done"] = True
+
+    async def reader(ctx):
+        lag_bound = 0
+        cleared = False
+        while not state["done"]:
+            count = ctx.get(dut.count)
+            total = (state["events"] - state["base"]) % 256
+            # The reader lags by at most a few cycles' worth of events.
+            assert (total - count) % 256 <= 8, (count, total)
+            if not cleared and state["events"] > 200:
+                ctx.set(dut.clear, 1)
+                await ctx.tick()
+                ctx.set(dut.clear, 0)
+                # The clear stores what the reader saw in that cycle: `count` events.
+                state["base"] += count
+                cleared = True
+                continue
+            await ctx.tick()
+        for _ in range(8):
+            await ctx.tick()
+        assert cleared
+        assert ctx.get(dut.count) == (state["events"] - state["base"]) % 256
+
+    sim.add_testbench(producer)
+    sim.add_testbench(reader)
+    sim.run()
