@@ -80,3 +80,10 @@ def test_outputs_hold_no_machine_paths(tmp_path):
     for rel in OUTPUTS:
         text = (tmp_path / rel).read_text()
         assert str(tmp_path) not in text and str(ROOT) not in text
+
+
+def test_cli_list(capsys):
+    assert main(["regs", "list"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "0x0E0 GTS_STATUS" in out and "magic[31:0] const" in out
+    assert len(out.splitlines()) == len(load().registers)
