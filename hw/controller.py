@@ -38,6 +38,8 @@ from ahasd.hw.gts import GTS, Task, TaskKind
 from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load
 from ahasd.hw.tvc import TVC, Table
+from ahasd.sim.edc import EDCParams
+from ahasd.sim.tvc import TVCParams
 
 __all__ = ["Controller", "EDC_MODE_PREDICT", "EDC_MODE_ALWAYS", "EDC_MODE_NEVER"]
 
@@ -108,6 +110,9 @@ class Controller(wiring.Component):
                 for name, value in (("edc", edc), ("tvc", tvc)):
                     if value is not None and not isinstance(value, dict):
                         raise ValueError(f"{name} must be a dict of parameters, not {value!r}")
+                # Validate every parameter before building anything: a part built before an
+                # error would warn that it was never elaborated (and so would its own parts).
+                self._check_fit(EDCParams(**(edc or {})), TVCParams(**(tvc or {})))
                 parts.append(CSR(regmap=load(), addr_width=addr_width))
                 parts.append(Queues(draft_depth=draft_depth, feedback_depth=feedback_depth,
                                     preverify_depth=preverify_depth, npu_domain="npu",
@@ -142,6 +147,26 @@ class Controller(wiring.Component):
             "squash_ready": Out(1),
             "feedback_in": In(stream.Signature(FeedbackDescriptor)),
         })
+
+    @staticmethod
+    def _check_fit(edc, tvc):
+        """Block parameters must fit the descriptor fields and the register fields."""
+        limits = [
+            ("tvc", "cycles_bits", tvc.cycles_bits, 32, 32, "the feedback descriptor's cycles"),
+            ("tvc", "length_bits", tvc.length_bits, 16, 16,
+             "the feedback descriptor's kv_length"),
+            ("tvc", "ratio_bits", tvc.ratio_bits, 9, 24, "the 24-bit preset registers"),
+            ("tvc", "max_preverify_len", tvc.max_preverify_len, 1, 15,
+             "the 4-bit pre-verify length"),
+            ("tvc", "counter_bits", tvc.counter_bits, 1, 16, "the 16-bit TVC_ERRORS register"),
+            ("edc", "llr_bits", edc.llr_bits, 1, 8, "the 8-bit EDC_STATUS.llr field"),
+            ("edc", "fifo_depth_log2", edc.fifo_depth_log2, 0, 7,
+             "the 8-bit EDC_STATUS.pending field"),
+        ]
+        for block, name, value, low, high, why in limits:
+            if not low <= value <= high:
+                span = f"{low}" if low == high else f"in {low}..{high}"
+                raise ValueError(f"{block} {name} must be {span} to fit {why}, not {value}")
 
     def elaborate(self, platform):
         m = Module()

@@ -12,6 +12,15 @@ def test_parameters_are_validated():
         Controller(edc=3)
     with pytest.raises(ValueError, match=r"addr_width 7 is too narrow"):
         Controller(addr_width=7)
+    with pytest.raises(ValueError, match=r"tvc cycles_bits must be 32 to fit the feedback "
+                                         r"descriptor's cycles, not 24"):
+        Controller(tvc={"cycles_bits": 24})
+    with pytest.raises(ValueError, match=r"tvc counter_bits must be in 1\.\.16 to fit the "
+                                         r"16-bit TVC_ERRORS register, not 20"):
+        Controller(tvc={"counter_bits": 20})
+    with pytest.raises(ValueError, match=r"edc fifo_depth_log2 must be in 0\.\.7 to fit the "
+                                         r"8-bit EDC_STATUS.pending field, not 8"):
+        Controller(edc={"fifo_depth_log2": 8})
 
 
 def test_lint_clean(tmp_path):
