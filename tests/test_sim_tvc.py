@@ -1,6 +1,8 @@
 """Golden TVC model (ahasd.sim.tvc) and its trace format (ahasd.sim.tvc_trace)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ahasd.sim.tvc import DEFAULT_FREQ_RATIO, TVC, Decision, TVCParams, to_pim
 from ahasd.sim.tvc_trace import (TraceError, apply, dump, parse_trace, random_trace,
@@ -128,3 +130,25 @@ def test_generated_traces_are_valid_and_varied(generator):
     lengths = {d.length for d in decisions if d is not None}
     assert lengths == set(range(5))      # every outcome occurs
     assert tvc.error_count > 0
+
+
+ratio = st.integers(0, (1 << 24) - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(nvct=ratio, pdct=ratio, pvct=ratio, freq=st.integers(0, 65535),
+       kv_len=st.integers(0, 65534), now=st.integers(0, (1 << 32) - 2),
+       pending=st.integers(0, 65535))
+def test_decide_is_monotone_and_bounded(nvct, pdct, pvct, freq, kv_len, now, pending):
+    """More KV tokens to verify never shortens the pre-verification; more NPU progress never
+    lengthens it; the length never exceeds pending or max_preverify_len."""
+    tvc = TVC(freq_ratio=freq, presets={"nvct": nvct, "pdct": pdct, "pvct": pvct})
+    d = tvc.decide(kv_len, now, pending)
+    assert d.length <= min(pending, 8) and d.insert == (d.length > 0)
+    assert tvc.decide(kv_len + 1, now, pending).length >= d.length
+    assert tvc.decide(kv_len, now + 1, pending).length <= d.length
+    # The largest L really is the largest: L fits and L + 1 (if allowed) does not.
+    free = tvc.decide(kv_len, now, 65535).length
+    c_left = tvc.c_left(kv_len, now)
+    assert free == 0 or free * tvc.average("pvct") <= c_left * 256
+    assert free == 8 or (free + 1) * tvc.average("pvct") > c_left * 256
