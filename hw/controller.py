@@ -138,7 +138,8 @@ class Controller(wiring.Component):
             "tvc_inputs": In(wiring.Signature({"kv_len": Out(tp.length_bits),
                                                "now": Out(tp.cycles_bits),
                                                "pending": Out(tp.length_bits)})),
-            "draft_request": In(stream.Signature(data.StructLayout({"length": Task["length"].shape}))),
+            "draft_request": In(stream.Signature(
+                data.StructLayout({"length": Task["length"].shape}))),
             "task": Out(wiring.Signature({"start": Out(1), "payload": Out(Task)})),
             "task_done": In(1),
             "rank_en": Out(RANKS),
