@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ahasd.sim.params import check_int
+
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
            "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]
 
@@ -79,15 +81,6 @@ class Decision:
     index: int
 
 
-def _check_int(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, not {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be {bound}, not {value}")
-    return int(value)
-
-
 @dataclass(frozen=True)
 class EDCParams:
     """EDC hardware parameters, validated on construction (shared by golden model and RTL).
@@ -119,16 +112,16 @@ class EDCParams:
     h_max_nats: float = 10.0
 
     def __post_init__(self):
-        depth = _check_int("history_depth", self.history_depth, 2, 64)
+        depth = check_int("history_depth", self.history_depth, 2, 64)
         if depth & (depth - 1):
             raise ValueError(f"history_depth must be a power of two >= 2, not {depth}")
-        _check_int("bucket_bits", self.bucket_bits, 1, 4)
-        _check_int("llr_bits", self.llr_bits, 1, 8)
-        _check_int("counter_bits", self.counter_bits, 1, 8)
+        check_int("bucket_bits", self.bucket_bits, 1, 4)
+        check_int("llr_bits", self.llr_bits, 1, 8)
+        check_int("counter_bits", self.counter_bits, 1, 8)
         if self.counter_reset is None:
             object.__setattr__(self, "counter_reset", 1 << (self.counter_bits - 1))
-        _check_int("counter_reset", self.counter_reset, 0, (1 << self.counter_bits) - 1)
-        _check_int("fifo_depth_log2", self.fifo_depth_log2, 1, 8)
+        check_int("counter_reset", self.counter_reset, 0, (1 << self.counter_bits) - 1)
+        check_int("fifo_depth_log2", self.fifo_depth_log2, 1, 8)
         h_max = self.h_max_nats
         if (isinstance(h_max, bool) or not isinstance(h_max, (int, float))
                 or not 0 < h_max < 16 or math.isnan(h_max)):
@@ -244,7 +237,7 @@ class EDC:
         """A drafted batch with UQ4.12 mean entropy ``entropy_fx`` (the RTL's input)."""
         if self.variant != "committed":
             return self.draft(entropy_fx / (1 << ENTROPY_FRAC_BITS))
-        entropy_fx = _check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
+        entropy_fx = check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
         p = self.params
         bucket = bucket_of(entropy_fx, self._thresholds)
         self.leht = [bucket] + self.leht[:-1]

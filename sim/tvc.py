@@ -31,6 +31,8 @@ Ordering (what the RTL's ports implement): a ``config`` applies to every transac
 
 from dataclasses import dataclass
 
+from ahasd.sim.params import check_int
+
 __all__ = ["TABLES", "FREQ_FRAC_BITS", "FREQ_BITS", "RATIO_FRAC_BITS", "DEFAULT_FREQ_RATIO",
            "TVCParams", "Decision", "TVC", "to_pim"]
 
@@ -43,14 +45,6 @@ FREQ_BITS = 16
 RATIO_FRAC_BITS = 8
 #: f_PIM / f_NPU = 800 MHz / 1 GHz in UQ2.14.
 DEFAULT_FREQ_RATIO = round(0.8 * (1 << FREQ_FRAC_BITS))
-
-
-def _check_int(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (
-            high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in {low}..{high}"
-        raise ValueError(f"{name} must be an integer {bound}, not {value!r}")
-    return value
 
 
 def to_pim(cycles_npu, freq_ratio):
@@ -86,14 +80,14 @@ class TVCParams:
     counter_bits: int = 16
 
     def __post_init__(self):
-        depth = _check_int("depth", self.depth, 1, 64)
+        depth = check_int("depth", self.depth, 1, 64)
         if depth & (depth - 1):
             raise ValueError(f"depth must be a power of two in 1..64, not {depth}")
-        _check_int("ratio_bits", self.ratio_bits, RATIO_FRAC_BITS + 1, 40)
-        _check_int("max_preverify_len", self.max_preverify_len, 1, 64)
-        _check_int("cycles_bits", self.cycles_bits, 1, 48)
-        _check_int("length_bits", self.length_bits, 1, 32)
-        _check_int("counter_bits", self.counter_bits, 1, 32)
+        check_int("ratio_bits", self.ratio_bits, RATIO_FRAC_BITS + 1, 40)
+        check_int("max_preverify_len", self.max_preverify_len, 1, 64)
+        check_int("cycles_bits", self.cycles_bits, 1, 48)
+        check_int("length_bits", self.length_bits, 1, 32)
+        check_int("counter_bits", self.counter_bits, 1, 32)
 
     @property
     def depth_log2(self):
@@ -171,7 +165,7 @@ class TVC:
         return table
 
     def _bits(self, name, value, bits):
-        return _check_int(name, value, 0, (1 << bits) - 1)
+        return check_int(name, value, 0, (1 << bits) - 1)
 
     # -- transactions -------------------------------------------------------------------------
     def config(self, freq_ratio):

@@ -104,12 +104,12 @@ def test_score_counts_accuracy_over_verified_batches():
 @pytest.mark.parametrize("kwargs, message", [
     ({"variant": "bimodal"}, "variant must be one of committed, anchor, not 'bimodal'"),
     ({"history_depth": 6}, "history_depth must be a power of two >= 2, not 6"),
-    ({"history_depth": 1}, "history_depth must be between 2 and 64, not 1"),
-    ({"bucket_bits": 5}, "bucket_bits must be between 1 and 4, not 5"),
-    ({"llr_bits": 0}, "llr_bits must be between 1 and 8, not 0"),
-    ({"counter_bits": "2"}, "counter_bits must be an integer, not '2'"),
-    ({"counter_reset": -1}, "counter_reset must be between 0 and 3, not -1"),
-    ({"fifo_depth_log2": 0}, "fifo_depth_log2 must be between 1 and 8, not 0"),
+    ({"history_depth": 1}, "history_depth must be an integer in 2..64, not 1"),
+    ({"bucket_bits": 5}, "bucket_bits must be an integer in 1..4, not 5"),
+    ({"llr_bits": 0}, "llr_bits must be an integer in 1..8, not 0"),
+    ({"counter_bits": "2"}, "counter_bits must be an integer in 1..8, not '2'"),
+    ({"counter_reset": -1}, "counter_reset must be an integer in 0..3, not -1"),
+    ({"fifo_depth_log2": 0}, "fifo_depth_log2 must be an integer in 1..8, not 0"),
     ({"h_max_nats": 0}, r"h_max_nats must be a number in \(0, 16\) nats \(UQ4.12\), not 0"),
 ])
 def test_parameters_are_validated(kwargs, message):
