@@ -43,10 +43,18 @@ class HFModel:
         self._torch = torch
         self.device = device
         self.temperature = float(temperature)
-        self.model = transformers.AutoModelForCausalLM.from_pretrained(
-            path, local_files_only=True).to(device).eval()
-        self.tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+        try:
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True).to(device).eval()
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(path,
+                                                                        local_files_only=True)
+        except OSError as e:   # not a model folder, and not in the local cache
+            raise ValueError(f"cannot load a transformers model from {path!r} (local folders "
+                             f"and the local Hugging Face cache only): {e}") from None
         self._V = int(self.model.get_output_embeddings().weight.shape[0])
+        # Longest sequence the model takes (learned position embeddings index out of range past
+        # it); None where the config does not say.
+        self.max_positions = getattr(self.model.config, "max_position_embeddings", None)
 
     @property
     def vocab_size(self):
@@ -55,6 +63,11 @@ class HFModel:
     def logits(self, ids):
         """Raw logits of the model for every position of ``ids``, a float64 array (n, V)."""
         torch = self._torch
+        n = len(ids)
+        if self.max_positions is not None and n > self.max_positions:
+            raise ValueError(f"a sequence of {n} tokens is longer than the model's context of "
+                             f"{self.max_positions} positions: generate fewer tokens or use a "
+                             "shorter prompt")
         with torch.no_grad():
             x = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
             return self.model(x).logits[0].double().cpu().numpy()

@@ -44,3 +44,47 @@ def test_next_dist_and_score_over_a_stand_in_network():
     np.testing.assert_allclose(hot.next_dist([1]), np.array([0.01, 0.01, 0.64]) / 0.66)
     with pytest.raises(ValueError, match="context must hold at least one token"):
         m.next_dist([])
+
+
+def _tiny_model(folder, *, seed, n_layer, n_embd, n_positions=64):
+    """Save a tiny random GPT-2 and a word-level tokenizer, built locally (no download)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    words = ["<unk>", "def", "return", "import", "self", "(", ")", ":", "=", "x", "y", "if"]
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
+    torch.manual_seed(seed)
+    cfg = transformers.GPT2Config(n_layer=n_layer, n_embd=n_embd, n_head=2, vocab_size=len(words),
+                                  n_positions=n_positions)
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(folder)
+    fast.save_pretrained(folder)
+    return str(folder)
+
+
+def test_a_real_local_transformers_pair_decodes(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    draft = _tiny_model(tmp_path / "draft", seed=0, n_layer=1, n_embd=16)
+    target = _tiny_model(tmp_path / "target", seed=1, n_layer=2, n_embd=32)
+    from ahasd.sim import golden
+    from ahasd.sim.lookahead import decode
+    pair = golden.load_models("hf", draft_model=draft, target_model=target)
+    assert pair.draft.vocab_size == pair.target.vocab_size == 12
+    prompt = pair.tokenizer.encode("def x ( self ) :")
+    assert prompt and max(prompt) < 12
+    policy = golden.build_policy("fixed", pair)
+    run = decode(pair.draft, pair.target, prompt, n_tokens=16, policy=policy,
+                 rng=np.random.default_rng(0), edc=golden.make_edc("committed"))
+    assert len(run.output) == 16 and 0 <= run.acceptance_rate <= 1 and run.verifications >= 1
+    # A draft identical to the target is always accepted, sampled or greedy.
+    same = golden.load_models("hf", draft_model=target, target_model=target)
+    for greedy in (False, True):
+        run = decode(same.draft, same.target, prompt, n_tokens=16, policy=policy,
+                     rng=np.random.default_rng(0), greedy=greedy)
+        assert run.acceptance_rate == 1.0
+    # Past the model's positions, and for a folder that holds no model: clear ValueErrors.
+    with pytest.raises(ValueError, match="longer than the model's context of 64 positions"):
+        pair.target.next_dist([1] * 65)
+    with pytest.raises(ValueError, match="cannot load a transformers model"):
+        golden.load_models("hf", draft_model=str(tmp_path / "none"), target_model=target)
