@@ -31,5 +31,5 @@ def test_edc_rtl_matches_golden(name):
 def test_edc_rtl_matches_golden_million(name):
     hw = PARAM_SETS[name]
     run_cocotb(EDC(**hw), "edc", "cocotb_edc",
-               params={"hw": hw, "seed": 11, "random_cycles": 1_000_000,
+               params={"hw": hw, "seed": 11, "random_cycles": 1_050_000,
                        "trace_cycles": 200_000, "min_random_events": 1_000_000})
