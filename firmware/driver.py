@@ -33,7 +33,7 @@ class DriverError(RuntimeError):
 
 
 class ModelBus:
-    """Adapts :class:`ahasd.sim.csr.CSRModel` (the golden register model) to the bus interface,
+    """Adapts :class:`ahasd.sim.blocks.csr.CSRModel` (the golden register model) to the bus interface,
     for driver tests and for host-side code run without hardware."""
 
     def __init__(self, model):

@@ -1,6 +1,6 @@
 """Register map constants of AHASD controller.
 
-Generated from hw/regs.rdl by `ahasd regs generate`; do not edit (tests/test_regmap.py
+Generated from hw/regs.rdl by `ahasd regs generate`; do not edit (tests/firmware/test_regmap.py
 fails when this file is stale). For each register ``NAME`` (its byte address) and each
 field ``NAME_FIELD_LSB`` / ``_WIDTH`` / ``_MASK`` / ``_RESET``; ``REGISTERS`` describes
 every register as ``{name: (address, {field: (lsb, width, kind, reset)})}`` with the kinds

@@ -1,6 +1,6 @@
 """Attention algorithm unit (AAU): 16-lane fixed-point softmax, GELU (tanh form) and LayerNorm.
 
-Bit-exact with :mod:`ahasd.sim.aau` (formats, tables and error bounds are documented there). One
+Bit-exact with :mod:`ahasd.sim.blocks.aau` (formats, tables and error bounds are documented there). One
 vector of 16 Q8.8 lanes per request; the lanes work in parallel, with a multi-cycle schedule per
 operator: GELU 4 cycles, softmax 2 + 20 (reciprocal of the sum by a restoring divider) + 1,
 LayerNorm 2 + 31 (bit-serial square root) + 33 (reciprocal) + 1. The divider is shared by softmax
@@ -11,8 +11,8 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
-from ahasd.sim.aau import (EXP2_Q16, GELU_C0, GELU_C1, LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT,
+from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.blocks.aau import (EXP2_Q16, GELU_C0, GELU_C1, LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT,
                            LOG2E_Q15, SOFTMAX_RECIP_SHIFT, TANH_LUT, TANH_STEP_BITS, U_FRAC,
                            eps_fx)
 

@@ -6,10 +6,7 @@ class is instantiated with its default parameters unless keyword parameters are 
 
 import importlib
 
-import contextlib
-
-__all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list",
-           "rejecting_construction"]
+__all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list"]
 
 #: name -> "module:Class". Add one line per new block.
 BLOCKS = {
@@ -65,23 +62,3 @@ def port_list(component):
         width = len(Value.cast(value))  # a struct/enum view has no len() of its own
         (inputs if member.flow == wiring.In else outputs).append((name, width))
     return inputs, outputs
-
-
-@contextlib.contextmanager
-def rejecting_construction(component):
-    """Wrap parameter validation in a component's ``__init__``.
-
-    Amaranth warns (``UnusedElaboratable``) about every elaboratable that is created and never
-    elaborated; a component whose constructor rejects its parameters was never meant to be used,
-    so the warning is silenced for it and the error propagates unchanged::
-
-        def __init__(self, *, depth=4):
-            with rejecting_construction(self):
-                if depth < 1:
-                    raise ValueError(f"depth must be >= 1, not {depth}")
-    """
-    try:
-        yield
-    except Exception:
-        component._MustUse__silence = True
-        raise

@@ -29,7 +29,7 @@ from amaranth import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.counters import EventCounter
 from ahasd.hw.csr import AXI_PREFIX, CSR, axil_ports
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
@@ -38,8 +38,8 @@ from ahasd.hw.gts import GTS, Task, TaskKind
 from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load
 from ahasd.hw.tvc import TVC, Table
-from ahasd.sim.edc import EDCParams
-from ahasd.sim.tvc import TVCParams
+from ahasd.sim.blocks.edc import EDCParams
+from ahasd.sim.blocks.tvc import TVCParams
 
 __all__ = ["Controller", "EDC_MODE_PREDICT", "EDC_MODE_ALWAYS", "EDC_MODE_NEVER"]
 

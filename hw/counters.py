@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.draft_queue import check_domain
 
 __all__ = ["EventCounter"]

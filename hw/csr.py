@@ -9,7 +9,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.regmap import DATA_WIDTH, load
 
 __all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "axil_ports", "field_ports"]

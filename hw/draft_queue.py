@@ -45,7 +45,7 @@ from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
 
 __all__ = ["DraftQueue", "COUNTER_BITS", "check_depth", "check_domain", "epoch_bits_for"]

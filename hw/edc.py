@@ -1,6 +1,6 @@
 """EDC: entropy-history-aware drafting control (ARCHITECTURE 4.1), variant ``committed``.
 
-The golden model is :class:`ahasd.sim.edc.EDC`; this block matches it decision for decision,
+The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it decision for decision,
 including the same-cycle rule (a verify is applied before a draft in the same cycle).
 """
 
@@ -9,8 +9,8 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
-from ahasd.sim.edc import ENTROPY_BITS, EDCParams
+from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
 
 __all__ = ["EDC", "COUNTER_BITS"]
 
@@ -21,7 +21,7 @@ COUNTER_BITS = 32
 class EDC(wiring.Component):
     """Entropy-history-aware drafting control.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.edc.EDCParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.edc.EDCParams`)
     ---------------------------------------------------------------------------
     history_depth, bucket_bits, llr_bits, counter_bits, counter_reset, fifo_depth_log2, h_max_nats
 
@@ -46,7 +46,7 @@ class EDC(wiring.Component):
     ------
     Input to decision is one cycle: the PHT lookup is a synchronous read port that is transparent
     to the same-cycle PHT update of a verify, so a verify and a draft in the same cycle behave as
-    "verify, then draft" (the order of the golden model's :meth:`~ahasd.sim.edc.EDC.step`). The
+    "verify, then draft" (the order of the golden model's :meth:`~ahasd.sim.blocks.edc.EDC.step`). The
     verify's read-modify-write uses a second, asynchronous read port of the PHT, so back-to-back
     verifies to the same entry need no forwarding.
     """

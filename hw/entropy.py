@@ -1,6 +1,6 @@
 """Streaming entropy unit: one pass over a logit stream -> entropy in nats, UQ4.12, for EDC.
 
-Bit-exact with :func:`ahasd.sim.entropy.entropy_fx`; see that module for the arithmetic and the
+Bit-exact with :func:`ahasd.sim.blocks.entropy.entropy_fx`; see that module for the arithmetic and the
 error bound (<= 0.02 nats against float64 for vocabularies up to 64k; tested).
 
 Pipeline (one logit per cycle):
@@ -21,8 +21,8 @@ from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
-from ahasd.sim.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
+from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.blocks.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
                                P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
 
 __all__ = ["EntropyUnit", "logit_layout"]
@@ -39,7 +39,7 @@ class EntropyUnit(wiring.Component):
     Parameters
     ----------
     logit_width, logit_frac, max_vocab : int
-        See :class:`ahasd.sim.entropy.EntropyConfig` (defaults Q8.8 logits, 65535 long streams).
+        See :class:`ahasd.sim.blocks.entropy.EntropyConfig` (defaults Q8.8 logits, 65535 long streams).
 
     Ports
     -----

@@ -2,14 +2,14 @@
 
 :class:`ahasd.hw.entropy.EntropyUnit` computes each token's entropy; this block sums them and, at
 the end of the batch, divides by the token count (16-cycle restoring divider, rounded half up),
-bit-exact with :func:`ahasd.sim.entropy.batch_mean_fx`.
+bit-exact with :func:`ahasd.sim.blocks.entropy.batch_mean_fx`.
 """
 
 from amaranth.hdl import Module, Signal, signed, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.entropy import EntropyUnit
 
 __all__ = ["BatchEntropy", "batch_logit_layout"]

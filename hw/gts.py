@@ -1,6 +1,6 @@
 """GTS: the gated task scheduler of the PIM ranks (ARCHITECTURE 4.3).
 
-The behaviour, cycle by cycle, is specified by the golden model :mod:`ahasd.sim.gts` (read its
+The behaviour, cycle by cycle, is specified by the golden model :mod:`ahasd.sim.blocks.gts` (read its
 module docstring); this block matches it output for output.
 """
 
@@ -8,8 +8,8 @@ from amaranth import Module, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
-from ahasd.sim import gts as golden
+from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.blocks import gts as golden
 
 __all__ = ["GTS", "GTSState", "TaskKind", "Task"]
 
@@ -32,7 +32,7 @@ Task = data.StructLayout({"kind": TaskKind, "length": golden.LENGTH_BITS})
 class GTS(wiring.Component):
     """Gated task scheduler: switches the PIM ranks between drafting and pre-verification.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.gts.GTSParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.gts.GTSParams`)
     ----------------------------------------------------------------------
     ranks : int
         PIM ranks, 2..64 (default 16).

@@ -11,7 +11,7 @@ pre-verify         controller -> PIM         16     ``pim``                    n
 Every queue is a valid/ready stream FIFO: a full queue pushes back (``i_stream.ready`` low), and
 nothing is dropped, duplicated or reordered, except the squash of the draft queue, which removes
 exactly the entries described in :mod:`ahasd.hw.draft_queue`. The golden model is
-:mod:`ahasd.sim.queues`.
+:mod:`ahasd.sim.blocks.queues`.
 """
 
 from amaranth import Module
@@ -21,7 +21,7 @@ from amaranth.hdl import DomainRenamer
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ahasd.hw.blocks import rejecting_construction
+from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.hw.draft_queue import DraftQueue, check_depth, check_domain
 

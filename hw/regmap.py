@@ -3,7 +3,7 @@
 :func:`load` turns the SystemRDL source into a :class:`RegisterMap` (plain frozen dataclasses, no
 Amaranth) from which everything else is derived: the CSR decoder (:class:`ahasd.hw.csr.CSR`, built
 at elaboration), the C header, the Python constants and the Markdown reference
-(:mod:`ahasd.hw.regmap_export`), and the bus-level golden model (:class:`ahasd.sim.csr.CSRModel`).
+(:mod:`ahasd.firmware.regmap_export`), and the bus-level golden model (:class:`ahasd.sim.blocks.csr.CSRModel`).
 
 Only the field kinds the generated RTL implements are accepted (see the comment at the top of
 ``regs.rdl``); anything else is rejected with a :class:`ValueError` naming the field, so that the

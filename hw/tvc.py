@@ -1,6 +1,6 @@
 """TVC: time-aware pre-verification control (ARCHITECTURE 4.2).
 
-The golden model is :class:`ahasd.sim.tvc.TVC` (transaction level); this block gives the same
+The golden model is :class:`ahasd.sim.blocks.tvc.TVC` (transaction level); this block gives the same
 decisions and the same table contents for the transactions it accepts, in the order defined in
 :class:`TVC` (Ordering). ``docs/tvc.md`` summarises the interface for the controller top.
 """
@@ -9,8 +9,8 @@ from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import rejecting_construction
-from ahasd.sim.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
+from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.blocks.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
 __all__ = ["Table", "TVC", "DECISION_LATENCY"]
 
@@ -19,7 +19,7 @@ DECISION_LATENCY = 3
 
 
 class Table(enum.Enum, shape=2):
-    """Table code of a record (the order of :data:`ahasd.sim.tvc.TABLES`); code 3 is invalid."""
+    """Table code of a record (the order of :data:`ahasd.sim.blocks.tvc.TABLES`); code 3 is invalid."""
     NVCT = 0
     PDCT = 1
     PVCT = 2
@@ -31,7 +31,7 @@ assert [t.name.lower() for t in Table] == list(TABLES)
 class TVC(wiring.Component):
     """Time-aware pre-verification control.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.tvc.TVCParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.tvc.TVCParams`)
     -----------------------------------------------------------------------
     depth, ratio_bits, max_preverify_len, cycles_bits, length_bits, counter_bits
 

@@ -13,11 +13,11 @@ __all__ = ["BENCHES", "register"]
 
 #: name -> "module:function". Add one line per benchmark.
 BENCHES = {
-    "edc": "ahasd.sim.bench_edc:bench",
-    "gemv": "ahasd.sim.bench_gemv:bench",
-    "decode": "ahasd.sim.bench_decode:bench",
-    "queues": "ahasd.sim.bench_queues:bench",
-    "tvc": "ahasd.sim.bench_tvc:bench",
+    "edc": "ahasd.bench.edc:bench",
+    "gemv": "ahasd.bench.gemv:bench",
+    "decode": "ahasd.bench.decode:bench",
+    "queues": "ahasd.bench.queues:bench",
+    "tvc": "ahasd.bench.tvc:bench",
 }
 
 

@@ -39,8 +39,9 @@ def run(args):
     import numpy as np
 
     from ahasd.cli import CliError
-    from ahasd.sim import golden, trace
-    from ahasd.sim.lookahead import decode
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.traces import decoding as trace
+    from ahasd.sim.decoding.lookahead import decode
 
     if args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")

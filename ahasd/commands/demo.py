@@ -29,8 +29,9 @@ def record_trace(path, tokens, seed):
     """Decode ``tokens`` tokens with the n-gram pair and write the trace to ``path``."""
     import numpy as np
 
-    from ahasd.sim import golden, trace
-    from ahasd.sim.lookahead import decode
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.traces import decoding as trace
+    from ahasd.sim.decoding.lookahead import decode
     pair = golden.load_models("ngram")
     policy = golden.build_policy("fixed", pair, seed=seed)
     result = decode(pair.draft, pair.target, pair.tokenizer.encode(golden.PROMPTS[0]),
@@ -48,9 +49,9 @@ def run(args):
     from ahasd.cli import CliError
     from ahasd.commands.area import area_report, print_table
     from ahasd.commands.verilog import write_verilog
-    from ahasd.sim import trace
-    from ahasd.sim.edc import EDC, score_events
-    from ahasd.synth.rtl_edc import VerilatedEDC
+    from ahasd.sim.traces import decoding as trace
+    from ahasd.sim.blocks.edc import EDC, score_events
+    from ahasd.cosim.edc import VerilatedEDC
 
     if args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")

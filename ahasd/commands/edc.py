@@ -27,8 +27,8 @@ def register(sub):
 
 def replay(args):
     from ahasd.cli import CliError
-    from ahasd.sim.edc import EDC, score_events
-    from ahasd.sim.edc_trace import TraceFormatError, parse_events, read_events
+    from ahasd.sim.blocks.edc import EDC, score_events
+    from ahasd.sim.traces.edc import TraceFormatError, parse_events, read_events
     try:
         events = parse_events(sys.stdin) if args.trace == "-" else read_events(args.trace)
     except OSError as error:
@@ -39,7 +39,7 @@ def replay(args):
         raise CliError("--rtl runs the RTL, which implements the committed variant only")
     decisions, score = score_events(EDC(variant=args.variant), events)
     if args.rtl:
-        from ahasd.synth.rtl_edc import VerilatedEDC
+        from ahasd.cosim.edc import VerilatedEDC
         decisions = VerilatedEDC().run_events(events)
     out = sys.stdout
     for d in decisions:

@@ -27,14 +27,14 @@ def register(sub):
 
 
 def run_generate(args):
-    from ahasd.hw.regmap_export import generate
+    from ahasd.firmware.regmap_export import generate
     for path in generate(args.output):
         print(f"wrote {path}")
 
 
 def run_check(args):
     from ahasd.cli import CliError
-    from ahasd.hw.regmap_export import OUTPUTS, stale_files
+    from ahasd.firmware.regmap_export import OUTPUTS, stale_files
     stale = stale_files(args.root)
     if stale:
         raise CliError(f"stale generated files under {args.root}: {', '.join(stale)} "

@@ -21,7 +21,7 @@ def run_stats(args):
     import json
 
     from ahasd.cli import CliError
-    from ahasd.sim import trace
+    from ahasd.sim.traces import decoding as trace
 
     if args.bins < 1:
         raise CliError(f"--bins must be a positive integer, not {args.bins}")

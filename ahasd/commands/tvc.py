@@ -33,8 +33,8 @@ def replay(args):
     from dataclasses import asdict
 
     from ahasd.cli import CliError
-    from ahasd.sim.tvc import TVC, TVCParams
-    from ahasd.sim.tvc_trace import TraceError, apply, parse_trace
+    from ahasd.sim.blocks.tvc import TVC, TVCParams
+    from ahasd.sim.traces.tvc import TraceError, apply, parse_trace
     try:
         params = TVCParams(depth=args.depth, ratio_bits=args.ratio_bits,
                            max_preverify_len=args.max_preverify_len)
@@ -53,7 +53,7 @@ def replay(args):
     except TraceError as error:
         raise CliError(f"{args.trace}: {error}") from None
     if args.rtl:
-        from ahasd.synth.rtl_tvc import replay_rtl
+        from ahasd.cosim.tvc import replay_rtl
         decisions = replay_rtl(ops, params).decisions
     else:
         model = TVC(**asdict(params))

@@ -1,0 +1,79 @@
+"""``ahasd bench tvc``: TVC decision and record latency in cycles, measured on the Verilated RTL,
+and replay speed of the golden model and of the RTL path.
+
+The workload is :func:`ahasd.sim.traces.tvc.realistic_trace` (speculative decoding rounds), driven
+one transaction at a time as ``ahasd tvc replay --rtl`` does. Latencies are counted in the
+simulation (accept cycle to result cycle; record accept to ``ready`` again); rates are wall-clock
+figures of this machine. Everything is printed, never asserted.
+"""
+
+import time
+from collections import Counter
+from statistics import mean
+
+__all__ = ["bench"]
+
+
+def _rate(n, seconds):
+    return n / seconds if seconds > 0 else float("inf")
+
+
+def _spread(values):
+    return {"min": min(values), "mean": mean(values), "max": max(values),
+            "most_common": Counter(values).most_common(1)[0][0]} if values else {}
+
+
+def bench(json_output=False, quick=False):
+    from ahasd.sim.blocks.tvc import TVC
+    from ahasd.sim.traces.tvc import apply, realistic_trace
+    from ahasd.cosim.tvc import replay_rtl
+
+    decisions = 500 if quick else 5_000
+    ops = realistic_trace(decisions, seed=2024)
+    figures = {"transactions": len(ops), "decisions": decisions,
+               "records": sum(item["op"] == "record" for item in ops)}
+
+    start = time.perf_counter()
+    model = TVC()
+    golden = [d for d in (apply(model, item) for item in ops) if d is not None]
+    figures["golden_events_per_s"] = _rate(len(ops), time.perf_counter() - start)
+
+    start = time.perf_counter()
+    replay_rtl(ops[:10])                       # compiles the model once (then cached)
+    figures["rtl_build_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    rtl = replay_rtl(ops)
+    figures["rtl_events_per_s"] = _rate(len(ops), time.perf_counter() - start)
+    figures["rtl_cycles"] = rtl.cycles
+    figures["rtl_matches_golden"] = rtl.decisions == golden
+    figures["decision_latency_cycles"] = _spread(rtl.decision_latency)
+    figures["record_latency_cycles"] = _spread(rtl.record_latency)
+    figures["decide_wait_cycles"] = _spread(rtl.decide_wait)
+    figures["decides_delayed_by_records"] = sum(w > 0 for w in rtl.decide_wait)
+
+    if not json_output:
+        from rich.console import Console
+        from rich.table import Table
+        table = Table(title=f"TVC on the Verilated RTL ({len(ops):,} transactions, "
+                            f"{decisions:,} decisions, {rtl.cycles:,} cycles)")
+        for column in ("measure", "min", "mean", "max", "most common"):
+            table.add_column(column, justify="left" if column == "measure" else "right")
+        for label, key in (("decision latency (cycles, accept -> result)",
+                            "decision_latency_cycles"),
+                           ("record divider latency (cycles, accept -> ready)",
+                            "record_latency_cycles"),
+                           ("decide wait behind a record (cycles)", "decide_wait_cycles")):
+            s = figures[key]
+            table.add_row(label, str(s["min"]), f"{s['mean']:.2f}", str(s["max"]),
+                          str(s["most_common"]))
+        Console().print(table)
+        speed = Table(title="TVC replay speed")
+        speed.add_column("path")
+        speed.add_column("events/s", justify="right")
+        speed.add_row("golden model", f"{figures['golden_events_per_s']:,.0f}")
+        speed.add_row("RTL (Verilator, pipe, closed loop)", f"{figures['rtl_events_per_s']:,.0f}")
+        Console().print(speed)
+        print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
+              f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model; "
+              f"{figures['decides_delayed_by_records']} of {decisions} decides waited for a record")
+    return figures

@@ -1,0 +1,122 @@
+"""LPDDR5 bank timing parameters, the weight layout of the GEMV bank, and the timing bound.
+
+Shared by the RTL (:mod:`ahasd.tb.dram_bank`, :mod:`ahasd.hw.gemv`), the tests and the benchmark, so
+that every cycle figure is derived from one set of parameters.
+
+Timing defaults are in PIM clock cycles (800 MHz, 1.25 ns): tRCD 32, tRP 32, tRAS 64, tCCD 4 and
+2 KiB rows are ARCHITECTURE 4.4 (the paper's platform table). The paper gives no refresh figures;
+tREFI 3120 (3.9 us) and tRFC 224 (280 ns, all-bank refresh of a 16 Gb die) are JEDEC LPDDR5 values at
+800 MHz, and the read latency tRL 16 is a typical LPDDR5 RL in PIM clocks.
+"""
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["DRAMConfig", "weight_layout", "burst_address"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DRAMConfig:
+    """Geometry and timing of the LPDDR5 banks that feed one GEMV bank.
+
+    Parameters
+    ----------
+    t_rcd, t_rp, t_ras, t_ccd : int
+        ACT->RD, PRE->ACT, ACT->PRE and RD->RD (any bank) minimum spacing in cycles.
+    t_refi, t_rfc : int
+        Refresh interval and all-bank refresh time in cycles. A REF must come at most
+        ``t_refi + t_ras + t_rp + n_banks`` cycles after the previous one (time to close the banks
+        after the refresh falls due); during ``t_rfc`` after a REF no command is accepted.
+    t_rl : int
+        Read latency: data of a RD issued at cycle c is on the bus at cycle c + t_rl.
+    row_bytes, burst_bytes : int
+        Row (page) size and bytes per read burst; both powers of two, ``burst_bytes <= row_bytes``.
+    n_banks : int
+        Banks interleaved by the GEMV controller (consecutive rows go to consecutive banks).
+    rows : int
+        Rows per bank (address range).
+    """
+
+    t_rcd: int = 32
+    t_rp: int = 32
+    t_ras: int = 64
+    t_ccd: int = 4
+    t_refi: int = 3120
+    t_rfc: int = 224
+    t_rl: int = 16
+    row_bytes: int = 2048
+    burst_bytes: int = 32
+    n_banks: int = 4
+    rows: int = 65536
+
+    def __post_init__(self):
+        for name in ("t_rcd", "t_rp", "t_ras", "t_ccd", "t_rfc", "t_rl", "n_banks", "rows"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        for name in ("row_bytes", "burst_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1 or value & (value - 1):
+                raise ValueError(f"{name} must be a power of two, not {value!r}")
+        if self.burst_bytes > self.row_bytes:
+            raise ValueError(f"burst_bytes must be <= row_bytes ({self.row_bytes}), "
+                             f"not {self.burst_bytes}")
+        if not isinstance(self.t_refi, int) or self.t_refi <= self.t_rfc:
+            raise ValueError(f"t_refi must be an integer > t_rfc ({self.t_rfc}), "
+                             f"not {self.t_refi!r}")
+        if self.t_rl < 2:
+            raise ValueError(f"t_rl must be >= 2, not {self.t_rl}")
+
+    @property
+    def bursts_per_row(self):
+        return self.row_bytes // self.burst_bytes
+
+    @property
+    def refresh_deadline(self):
+        """Most cycles allowed between two REF commands (see the class docstring)."""
+        return self.t_refi + self.t_ras + self.t_rp + self.n_banks
+
+    def read_bound(self):
+        """Upper bound of column reads per cycle allowed by the timing, as a ``Fraction``.
+
+        Reads are at most one per ``t_ccd``; refresh takes the whole device for ``t_rfc`` of every
+        ``t_refi`` cycles, so at most ``(1 - t_rfc / t_refi) / t_ccd`` bursts per cycle. Row
+        switches cost nothing in this bound: with two or more banks they can be hidden.
+        """
+        return Fraction(self.t_refi - self.t_rfc, self.t_refi * self.t_ccd)
+
+    def mac_bound(self):
+        """MACs per cycle of a GEMV bank with one lane per burst byte, at :meth:`read_bound`."""
+        return self.read_bound() * self.burst_bytes
+
+
+def burst_address(config, address):
+    """``(bank, row, col)`` of linear burst ``address``: consecutive rows in consecutive banks."""
+    bpr = config.bursts_per_row
+    global_row, col = divmod(address, bpr)
+    row, bank = divmod(global_row, config.n_banks)
+    return bank, row, col
+
+
+def weight_layout(weights, lanes):
+    """Burst words (ints, lane 0 in the low byte) that hold ``weights`` for the GEMV bank.
+
+    ``weights`` is an ``(M, N)`` int8 matrix (y = W x). Output rows are grouped in tiles of
+    ``lanes``; tile ``t`` occupies bursts ``t*N .. t*N+N-1``, burst ``t*N + k`` holds
+    ``W[t*lanes + l, k]`` in byte ``l``. Lanes past ``M`` in the last tile are zero.
+    """
+    w = np.asarray(weights)
+    if w.ndim != 2:
+        raise ValueError(f"weights must be a 2-D matrix, not shape {w.shape}")
+    if w.min(initial=0) < -128 or w.max(initial=0) > 127:
+        raise ValueError("weights must be int8 values in -128..127")
+    rows, cols = w.shape
+    tiles = -(-rows // lanes)
+    padded = np.zeros((tiles * lanes, cols), dtype=np.int64)
+    padded[:rows] = w
+    # (tiles, lanes, N) -> (tiles, N, lanes): one burst per (tile, column), bytes = lanes.
+    bursts = padded.reshape(tiles, lanes, cols).transpose(0, 2, 1).reshape(-1, lanes)
+    as_bytes = (bursts & 0xFF).astype(np.uint8)
+    return [int.from_bytes(row.tobytes(), "little") for row in as_bytes]

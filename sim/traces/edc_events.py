@@ -1,0 +1,52 @@
+"""Cycle streams for the EDC tests: [(draft UQ4.12 entropy or None, verify full or None)].
+
+Shared by the Amaranth-simulator tests and the cocotb scoreboard. The entropy follows the batch
+mean entropies seen in speculative decoding (mostly 1-6 nats, ARCHITECTURE 5), with full accepts
+more likely at low entropy so that the PHT has something to learn.
+"""
+
+import math
+
+from ahasd.sim.blocks.edc import entropy_to_fx
+
+__all__ = ["random_cycles", "run_lengths_cycles"]
+
+
+def _entropy(rng):
+    if rng.random() < 0.05:  # extremes: 0, the top code, and beyond H_max
+        return rng.choice([0, 65535, entropy_to_fx(10.0), entropy_to_fx(15.99)])
+    return entropy_to_fx(rng.lognormvariate(math.log(3.0), 0.5))
+
+
+def random_cycles(rng, n):
+    """``n`` cycles of independent random events (drafts, verifies, both, idle)."""
+    cycles = []
+    for _ in range(n):
+        h = _entropy(rng) if rng.random() < 0.55 else None
+        full = None
+        if rng.random() < 0.45:
+            p_full = 0.8 if (h if h is not None else 12000) < 12000 else 0.35
+            full = rng.random() < p_full
+        cycles.append((h, full))
+    return cycles
+
+
+def run_lengths_cycles(rng, n):
+    """``n`` cycles in phases: long runs of full accepts (look-ahead grows), long runs of
+    rejections (every verify squashes), bursts of back-to-back drafts and idle gaps."""
+    cycles = []
+    while len(cycles) < n:
+        phase = rng.choice(["accept", "reject", "burst", "idle"])
+        length = rng.randint(20, 200)
+        for _ in range(length):
+            if phase == "accept":
+                cycles.append((_entropy(rng) if rng.random() < 0.6 else None,
+                               True if rng.random() < 0.5 else None))
+            elif phase == "reject":
+                cycles.append((_entropy(rng) if rng.random() < 0.6 else None,
+                               False if rng.random() < 0.5 else None))
+            elif phase == "burst":
+                cycles.append((_entropy(rng), None))
+            else:
+                cycles.append((None, None))
+    return cycles[:n]

@@ -1,0 +1,80 @@
+"""Run a cocotb test module against the Verilated Verilog of an Amaranth component.
+
+Used by the ``test_*_cocotb.py`` files: the pytest function builds the RTL with the parameters
+under test, calls :func:`run_cocotb`, and the cocotb module (``cocotb_*.py`` beside the calling test
+file) runs inside the simulator with the parameters in ``AHASD_PARAMS`` (JSON). A failing cocotb
+test fails the pytest test that ran it. Builds go under ``build/cocotb`` of the checkout (the
+folder holding ``pyproject.toml`` above the test), one folder per design and parameter set.
+"""
+
+import hashlib
+import inspect
+import json
+import os
+from pathlib import Path
+
+__all__ = ["run_cocotb", "params"]
+
+
+def _build_root(test_dir):
+    for folder in [test_dir, *test_dir.parents]:
+        if (folder / "pyproject.toml").exists():
+            return folder / "build" / "cocotb"
+    return Path.cwd() / "build" / "cocotb"
+
+
+def run_cocotb(component, top, test_module, params=None, extra_env=None, testcase=None,
+               test_dir=None):
+    """Build ``component`` as ``top`` with Verilator (one build folder per parameter set) and run
+    the cocotb module ``test_module`` (a module name in ``test_dir``, by default the folder of the
+    calling test file)."""
+    from cocotb_tools.runner import get_runner
+
+    from ahasd.hw.blocks import to_verilog
+    from ahasd.synth.verilator import LINT_WAIVERS, use_tool_env
+
+    if test_dir is None:
+        test_dir = Path(inspect.stack()[1].filename).resolve().parent
+    test_dir = Path(test_dir)
+    use_tool_env()
+    params = dict(params or {})
+    verilog = to_verilog(component, top)
+    key = hashlib.sha256((verilog + test_module).encode()).hexdigest()[:12]
+    build_dir = _build_root(test_dir) / f"{top}-{key}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    source = build_dir / f"{top}.v"
+    if not source.exists() or source.read_text() != verilog:
+        source.write_text(verilog)
+    runner = get_runner("verilator")
+    runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, always=False,
+                 build_args=[f"-Wno-{w}" for w in LINT_WAIVERS] + ["-Wno-fatal"], waves=False,
+                 log_file=build_dir / "build.log")
+    env = {"AHASD_PARAMS": json.dumps(params)}
+    env.update(extra_env or {})
+    log = build_dir / f"test-{os.getpid()}.log"
+    try:
+        return runner.test(hdl_toplevel=top, test_module=test_module, test_dir=test_dir,
+                           build_dir=build_dir, extra_env=env, testcase=testcase,
+                           results_xml=str(build_dir / f"results-{os.getpid()}.xml"),
+                           log_file=log)
+    except SystemExit as exit:
+        # The runner exits on a failed cocotb test; report the failure itself, not SystemExit.
+        raise AssertionError(f"cocotb {test_module} failed on {top} (exit {exit.code}); "
+                             f"log {log}:\n{_failure_excerpt(log)}") from None
+
+
+def _failure_excerpt(log, context=12):
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    hits = [i for i, line in enumerate(lines) if "Error" in line or "FAIL" in line]
+    if not hits:
+        return "\n".join(lines[-2 * context:])
+    first = hits[0]
+    return "\n".join(lines[max(0, first - 3):first + 2 * context])
+
+
+def params():
+    """Inside a cocotb module: the parameters passed by :func:`run_cocotb`."""
+    return json.loads(os.environ.get("AHASD_PARAMS", "{}"))

@@ -1,0 +1,89 @@
+"""The register map (hw/regs.rdl): compilation, field kinds, and freshness of generated files."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ahasd.cli import main
+from ahasd.hw.regmap import load
+from ahasd.firmware.regmap_export import OUTPUTS, generate, stale_files
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_generated_files_are_fresh():
+    stale = stale_files(ROOT)
+    assert stale == [], f"stale generated files {stale}: run `ahasd regs generate`"
+
+
+def test_stale_file_is_detected(tmp_path, capsys):
+    generate(tmp_path)
+    assert stale_files(tmp_path) == []
+    header = tmp_path / "firmware" / "ahasd_regs.h"
+    header.write_text(header.read_text().replace("0x41485344", "0x41485345"))
+    (tmp_path / "docs" / "registers.md").unlink()
+    assert stale_files(tmp_path) == ["firmware/ahasd_regs.h", "docs/registers.md"]
+    assert main(["regs", "check", str(tmp_path)]) == 1
+    assert "firmware/ahasd_regs.h, docs/registers.md" in capsys.readouterr().err
+    assert main(["regs", "generate", "-o", str(tmp_path)]) in (0, None)
+    assert main(["regs", "check", str(tmp_path)]) == 0
+
+
+def test_python_constants_match_the_map():
+    from ahasd.firmware import regs
+    regmap = load()
+    assert set(regs.REGISTERS) == {r.ident for r in regmap.registers}
+    for reg in regmap.registers:
+        assert getattr(regs, reg.ident) == reg.address
+        address, fields = regs.REGISTERS[reg.ident]
+        assert address == reg.address
+        for f in reg.fields:
+            assert fields[f.name] == (f.lsb, f.width, f.kind, f.reset)
+            assert getattr(regs, f"{reg.ident}_{f.name.upper()}_MASK") == f.mask
+    assert regs.ID_MAGIC_RESET == 0x41485344
+
+
+def test_map_layout():
+    regmap = load()
+    addresses = [r.address for r in regmap.registers]
+    assert addresses == sorted(set(addresses))
+    assert all(a % 4 == 0 for a in addresses)
+    for reg in regmap.registers:
+        bits = 0
+        for f in reg.fields:
+            assert bits & f.mask == 0, f"{reg.ident}.{f.name} overlaps"
+            bits |= f.mask
+            if f.reset is not None:
+                assert 0 <= f.reset < 1 << f.width
+    assert regmap["DRAFT_Q_PUSHES"].address == 0x88
+    assert regmap.at(0x8B) is regmap["DRAFT_Q_PUSHES"]
+    assert regmap.at(0x3C) is None
+
+
+@pytest.mark.parametrize("field, message", [
+    ("field { sw = w; hw = r; } f[0:0] = 0;", r"sw=w hw=r is not supported"),
+    ("field { sw = r; hw = na; counter; } f[3:0] = 0;", r"counters must be sw=r hw=na incrsaturate"),
+    ("field { sw = rw; hw = w; intr; } f[0:0] = 0;", r"interrupts must be sw=rw hw=w onwrite=woclr"),
+    ("field { sw = rw; hw = r; onwrite = woset; } f[0:0] = 0;", r"onwrite=woset is only supported"),
+    ("field { sw = r; hw = w; onread = rclr; } f[0:0];", r"read side effects are not supported"),
+])
+def test_unsupported_fields_are_rejected(tmp_path, field, message):
+    rdl = tmp_path / "bad.rdl"
+    rdl.write_text(f"addrmap bad {{ reg {{ {field} }} R @ 0x0; }};")
+    with pytest.raises(ValueError, match=message):
+        load(rdl)
+
+
+def test_outputs_hold_no_machine_paths(tmp_path):
+    generate(tmp_path)
+    for rel in OUTPUTS:
+        text = (tmp_path / rel).read_text()
+        assert str(tmp_path) not in text and str(ROOT) not in text
+
+
+def test_cli_list(capsys):
+    assert main(["regs", "list"]) in (0, None)
+    out = capsys.readouterr().out
+    assert "0x0E0 GTS_STATUS" in out and "magic[31:0] const" in out
+    assert len(out.splitlines()) == len(load().registers)

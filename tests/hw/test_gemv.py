@@ -1,0 +1,171 @@
+"""GEMV bank RTL (scheduler + MAC lanes) against the golden GEMV, on the timing-checking bank model."""
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from ahasd.hw.dram_port import Cmd
+from ahasd.tb.dram_bank import DRAMError
+from ahasd.hw.gemv import GEMV
+from ahasd.tb.gemv_system import GEMVSystem
+from ahasd.sim.blocks.dram import DRAMConfig, weight_layout
+from ahasd.sim.blocks.gemv import gemv
+
+# Short timing so that refreshes and row switches happen often in a few hundred cycles.
+FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_refi=150, t_rfc=20, t_rl=4, row_bytes=64,
+                  burst_bytes=8, n_banks=2, rows=16)
+
+
+def simulate(config, jobs, *, ready_seed=None, max_n=64, max_m=64):
+    """Run GEMVs ``jobs`` = [(W, x, base_row)] back to back; return results, commands, errors."""
+    init = [0] * (config.rows * config.n_banks * config.bursts_per_row)
+    for w, _, base in jobs:
+        words = weight_layout(w, config.burst_bytes)
+        start = base * config.bursts_per_row
+        init[start:start + len(words)] = words
+    dut = GEMVSystem(config=config, init=init, max_n=max_n, max_m=max_m)
+    rng = np.random.default_rng(ready_seed)
+    log = {"results": [], "cmds": [], "dram_error": None}
+
+    async def tb(ctx):
+        for w, x, base in jobs:
+            for v in x:
+                ctx.set(dut.x_valid, 1)
+                ctx.set(dut.x_data, int(v))
+                await ctx.tick().until(dut.x_ready)
+            ctx.set(dut.x_valid, 0)
+            ctx.set(dut.m, w.shape[0])
+            ctx.set(dut.n, w.shape[1])
+            ctx.set(dut.base_row, base)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            assert ctx.get(dut.busy) and not ctx.get(dut.error)
+            out = []
+            for _ in range(20000):
+                ready = 1 if ready_seed is None else int(rng.random() < 0.6)
+                ctx.set(dut.o_ready, ready)
+                if ready and ctx.get(dut.o_valid):
+                    out.append(ctx.get(dut.o_data))
+                cmd = ctx.get(dut.gemv.cmd)
+                if cmd != Cmd.NOP:
+                    log["cmds"].append(cmd)
+                await ctx.tick()
+                if not ctx.get(dut.busy):
+                    break
+            log["results"].append(np.array(out, dtype=np.int64))
+        log["dram_error"] = ctx.get(dut.dram_error_code)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    return log
+
+
+def random_case(rng, m, n):
+    w = rng.integers(-128, 128, size=(m, n))
+    x = rng.integers(-128, 128, size=n)
+    # Extremes: a full -128 row and column, and -128 * -128 products.
+    w[0, :] = -128
+    w[:, -1] = -128
+    x[-1] = -128
+    return w, x
+
+
+@pytest.mark.parametrize("m, n, banks", [(13, 11, 2), (8, 1, 2), (1, 29, 2), (21, 40, 1),
+                                         (17, 64, 4)])
+def test_bit_exact_and_timing_clean(m, n, banks):
+    config = DRAMConfig(**{**FAST.__dict__, "n_banks": banks})
+    rng = np.random.default_rng(m * 100 + n)
+    w, x = random_case(rng, m, n)
+    log = simulate(config, [(w, x, 1)])
+    np.testing.assert_array_equal(log["results"][0], gemv(w, x))
+    assert log["dram_error"] == DRAMError.NONE
+
+
+def test_back_to_back_with_backpressure_and_refresh():
+    rng = np.random.default_rng(7)
+    jobs = [(*random_case(rng, 19, 37), 0), (*random_case(rng, 5, 23), 14)]
+    log = simulate(FAST, jobs, ready_seed=3)
+    for (w, x, _), y in zip(jobs, log["results"]):
+        np.testing.assert_array_equal(y, gemv(w, x))
+    assert log["dram_error"] == DRAMError.NONE
+    assert log["cmds"].count(Cmd.REF) >= 1
+    # Rows of both banks were opened: the controller interleaves.
+    assert log["cmds"].count(Cmd.ACT) >= 4
+
+
+def test_all_minus_128():
+    w = np.full((9, 17), -128)
+    x = np.full(17, -128)
+    log = simulate(FAST, [(w, x, 0)])
+    np.testing.assert_array_equal(log["results"][0], np.full(9, 17 * 16384))
+
+
+def test_rejects_bad_start():
+    dut = GEMV(config=FAST, max_n=16, max_m=16)
+
+    async def tb(ctx):
+        for v in (1, 2, 3):
+            ctx.set(dut.x_stream.valid, 1)
+            ctx.set(dut.x_stream.payload, v)
+            await ctx.tick().until(dut.x_stream.ready)
+        ctx.set(dut.x_stream.valid, 0)
+        for m, n in ((0, 3), (4, 0), (4, 4), (17, 3)):  # n=4 > 3 loaded; m > max_m
+            ctx.set(dut.m, m)
+            ctx.set(dut.n, n)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            assert ctx.get(dut.error) and not ctx.get(dut.busy), (m, n)
+        ctx.set(dut.m, 4)
+        ctx.set(dut.n, 3)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        assert ctx.get(dut.busy) and not ctx.get(dut.error)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+
+
+def test_parameter_errors():
+    with pytest.raises(ValueError, match="n_banks must be a power of two, not 3"):
+        GEMV(config=DRAMConfig(n_banks=3))
+    with pytest.raises(ValueError, match="max_n must be a positive integer, not 0"):
+        GEMV(max_n=0)
+    with pytest.raises(ValueError, match="config must be a DRAMConfig"):
+        GEMV(config={"t_rcd": 3})
+
+
+def test_default_lpddr5_timing():
+    """Default LPDDR5 timing and 2 KiB rows, long enough to include a refresh."""
+    config = DRAMConfig(burst_bytes=16, rows=3)
+    rng = np.random.default_rng(11)
+    w, x = random_case(rng, 20, 700)
+    log = simulate(config, [(w, x, 0)], max_n=1024)
+    np.testing.assert_array_equal(log["results"][0], gemv(w, x))
+    assert log["dram_error"] == DRAMError.NONE
+    assert Cmd.REF in log["cmds"]
+
+
+@pytest.mark.slow
+def test_verilated_matches_golden():
+    """The Verilated path used by ``ahasd bench gemv``."""
+    from ahasd.bench.gemv import run_verilated
+    rng = np.random.default_rng(12)
+    w, x = random_case(rng, 11, 45)
+    y, cycles, info = run_verilated(FAST, w, x, max_n=64, max_m=64)
+    np.testing.assert_array_equal(y, gemv(w, x))
+    assert info["reads"] == 2 * 45
+    assert info["last_result_cycle"] <= cycles
+
+
+def test_system_parameter_errors():
+    with pytest.raises(ValueError, match="init has 3 bursts; the model stores 2"):
+        GEMVSystem(config=DRAMConfig(rows=1, n_banks=1, row_bytes=64, burst_bytes=32),
+                   init=[0, 0, 0])
+    with pytest.raises(ValueError, match="n_banks must be a power of two, not 3"):
+        GEMVSystem(config=DRAMConfig(rows=1, n_banks=3))

@@ -1,0 +1,38 @@
+"""cocotb + Verilator tier of the task queues: the Queues block with two clocks, random stalls on
+both sides and random squashes, scored against the golden models. ``make test`` moves 50k
+descriptors per queue at the default 1 GHz / 800 MHz and 10k per queue at four other clock ratios
+(both sides faster); ``make regress`` moves 1M per queue at the default ratio."""
+
+import pytest
+
+from ahasd.hw.queues import Queues
+
+from ahasd.tb.cocotb_run import run_cocotb
+
+#: (NPU period, PIM period) in ps.
+DEFAULT = (1000, 1250)
+OTHER_RATIOS = [(1000, 1000), (1000, 3100), (3100, 1000), (1700, 1000)]
+
+
+def run(npu_ps, pim_ps, count, seed):
+    run_cocotb(Queues(), "queues", "cocotb_queues",
+               params={"npu_ps": npu_ps, "pim_ps": pim_ps, "count": count, "seed": seed,
+                       "draft_depth": 64, "preverify_depth": 16, "p_squash": 0.002,
+                       "phase_cycles": 1500, "max_pim_cycles": 40 * count + 10_000})
+
+
+@pytest.mark.cocotb
+def test_queues_scoreboard_50k_default_clocks():
+    run(*DEFAULT, count=50_000, seed=1)
+
+
+@pytest.mark.cocotb
+@pytest.mark.parametrize("npu_ps,pim_ps", OTHER_RATIOS)
+def test_queues_scoreboard_other_clock_ratios(npu_ps, pim_ps):
+    run(npu_ps, pim_ps, count=10_000, seed=npu_ps + pim_ps)
+
+
+@pytest.mark.cocotb
+@pytest.mark.regress
+def test_queues_scoreboard_1m_default_clocks():
+    run(*DEFAULT, count=1_000_000, seed=2)
