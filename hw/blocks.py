@@ -38,6 +38,23 @@ def make_block(name, **params):
     return cls(**params)
 
 
+def _ports(component):
+    """``[(verilog_name, member, value)]`` of a component's signature, without constant members.
+
+    The ``ready`` of an ``always_ready`` stream (and the ``valid`` of an ``always_valid`` one) is
+    a constant, not a port (see ``docs/streams.md``); Amaranth 0.5's ``verilog.convert`` would
+    refuse it as a top-level port.
+    """
+    from amaranth.hdl import Const, Value
+    ports = []
+    for path, member, value in component.signature.flatten(component):
+        value = Value.cast(value)   # a struct/enum view is a value-castable, not a value
+        if isinstance(value, Const):
+            continue
+        ports.append(("__".join(str(part) for part in path), member, value))
+    return ports
+
+
 def to_verilog(component, name):
     """Verilog text of ``component`` with top module ``name``.
 
@@ -45,7 +62,12 @@ def to_verilog(component, name):
     output is the same everywhere.
     """
     from amaranth.back import verilog
-    return verilog.convert(component, name=name, emit_src=False)
+    from amaranth.hdl._ir import PortDirection
+    from amaranth.lib import wiring
+    ports = {name: (value, PortDirection.Input if member.flow == wiring.In
+                    else PortDirection.Output)
+             for name, member, value in _ports(component)}
+    return verilog.convert(component, name=name, ports=ports, emit_src=False)
 
 
 def port_list(component):
@@ -54,11 +76,8 @@ def port_list(component):
     Port names are the signature paths joined with ``__`` (Amaranth's convention); ``clk`` and
     ``rst`` of the ``sync`` domain are not listed.
     """
-    from amaranth.hdl import Value
     from amaranth.lib import wiring
     inputs, outputs = [], []
-    for path, member, value in component.signature.flatten(component):
-        name = "__".join(str(part) for part in path)
-        width = len(Value.cast(value))  # a struct/enum view has no len() of its own
-        (inputs if member.flow == wiring.In else outputs).append((name, width))
+    for name, member, value in _ports(component):
+        (inputs if member.flow == wiring.In else outputs).append((name, len(value)))
     return inputs, outputs

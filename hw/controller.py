@@ -75,7 +75,7 @@ class Controller(wiring.Component):
         Drafted batches from the PIM (push-back while the draft queue is full).
     draft_squash : Out(1), ``sync``
         The draft queue's ``w_squash`` pulse: a squash reached the PIM.
-    decision : Out({valid, draft}), ``sync``
+    decision : Out(stream.Signature({draft}, always_ready=True)), ``sync``
         One cycle after each ``draft_in`` push: ``draft`` = keep drafting ahead.
     feedback_out : Out(stream of FeedbackDescriptor), ``sync``
         Verification results to the PIM.
@@ -88,8 +88,8 @@ class Controller(wiring.Component):
     draft_request : In(stream of {length}), ``sync``
         The PIM asks to draft a batch of ``length`` tokens; taken by GTS while drafting is
         allowed and no pre-verify task waits.
-    task : Out({start, payload: ahasd.hw.gts.Task}), ``sync``
-        ``start`` pulses when GTS starts a task (``payload``: kind DRAFT / PREVERIFY, length).
+    task : Out(stream.Signature(ahasd.hw.gts.Task, always_ready=True)), ``sync``
+        ``valid`` pulses when GTS starts a task (``payload``: kind DRAFT / PREVERIFY, length).
     task_done : In(1), ``sync``
         The running task finishes.
     rank_en : Out(16), ``sync``
@@ -132,7 +132,7 @@ class Controller(wiring.Component):
             "irq": Out(1),
             "draft_in": In(stream.Signature(DraftDescriptor)),
             "draft_squash": Out(1),
-            "decision": Out(wiring.Signature({"valid": Out(1), "draft": Out(1)})),
+            "decision": Out(stream.Signature(data.StructLayout({"draft": 1}), always_ready=True)),
             "feedback_out": Out(stream.Signature(FeedbackDescriptor)),
             "record": In(stream.Signature(self._tvc.record_layout)),
             "tvc_inputs": In(wiring.Signature({"kv_len": Out(tp.length_bits),
@@ -140,7 +140,7 @@ class Controller(wiring.Component):
                                                "pending": Out(tp.length_bits)})),
             "draft_request": In(stream.Signature(
                 data.StructLayout({"length": Task["length"].shape}))),
-            "task": Out(wiring.Signature({"start": Out(1), "payload": Out(Task)})),
+            "task": Out(stream.Signature(Task, always_ready=True)),
             "task_done": In(1),
             "rank_en": Out(RANKS),
             "draft_out": Out(stream.Signature(DraftDescriptor)),
@@ -197,6 +197,7 @@ class Controller(wiring.Component):
 
         # ---- draft queue: PIM -> NPU, each push is an EDC draft event -------------------------
         dq = queues.draft
+        draft_event = edc.draft.signature.flip().create(path=("edc_draft",))
         draft_push = self.draft_in.valid & dq.i_stream.ready
         m.d.comb += [
             dq.i_stream.valid.eq(self.draft_in.valid),
@@ -208,9 +209,10 @@ class Controller(wiring.Component):
             dq.o_stream.ready.eq(self.draft_out.ready),
             dq.squash.eq(self.squash),
             self.squash_ready.eq(dq.squash_ready),
-            edc.draft_valid.eq(draft_push),
-            edc.draft_entropy.eq(self.draft_in.payload.mean_entropy),
+            draft_event.valid.eq(draft_push),
+            draft_event.payload.eq(self.draft_in.payload.mean_entropy),
         ]
+        wiring.connect(m, draft_event, edc.draft)
 
         # ---- feedback queue: NPU -> PIM, each result is an EDC verify and a TVC record ------
         fq = queues.feedback
@@ -219,6 +221,8 @@ class Controller(wiring.Component):
             fq.i_stream.payload.eq(self.feedback_in.payload),
             self.feedback_in.ready.eq(fq.i_stream.ready),
         ]
+        verify_event = edc.verify.signature.flip().create(path=("edc_verify",))
+        wiring.connect(m, verify_event, edc.verify)
         fb_offer = fq.o_stream.valid & tvc.record.ready
         fb_pop = fb_offer & self.feedback_out.ready
         result = fq.o_stream.payload
@@ -226,8 +230,8 @@ class Controller(wiring.Component):
             self.feedback_out.valid.eq(fb_offer),
             self.feedback_out.payload.eq(result),
             fq.o_stream.ready.eq(self.feedback_out.ready & tvc.record.ready),
-            edc.verify_valid.eq(fb_pop),
-            edc.verify_full.eq(result.full),
+            verify_event.valid.eq(fb_pop),
+            verify_event.payload.eq(result.full),
             # A PIM record goes in only in a cycle without a feedback record.
             self.record.ready.eq(tvc.record.ready & ~fb_pop),
             tvc.record.valid.eq(fb_pop | self.record.valid),
@@ -246,12 +250,12 @@ class Controller(wiring.Component):
         enable = regs.ctrl.enable
         draft = Signal()
         m.d.comb += draft.eq(Mux(mode == EDC_MODE_ALWAYS, 1,
-                                 Mux(mode == EDC_MODE_NEVER, 0, edc.decision_continue)))
-        decided = edc.decision_valid & enable
+                                 Mux(mode == EDC_MODE_NEVER, 0, edc.decision.payload["continue"])))
+        decided = edc.decision.valid & enable
         stop = decided & ~draft
         m.d.comb += [
             self.decision.valid.eq(decided),
-            self.decision.draft.eq(draft),
+            self.decision.payload.draft.eq(draft),
         ]
         last_stop = Signal()
         with m.If(decided):
@@ -363,8 +367,8 @@ class Controller(wiring.Component):
             gts.cfg_we.eq(1),   # the masks follow their registers one cycle later
             gts.cfg_draft_mask.eq(regs.gts_draft_mask.mask),
             gts.cfg_preverify_mask.eq(regs.gts_preverify_mask.mask),
-            self.task.start.eq(gts.o_start),
-            self.task.payload.eq(gts.o_task),
+            self.task.valid.eq(gts.o_task.valid),
+            self.task.payload.eq(gts.o_task.payload),
             self.rank_en.eq(gts.rank_en),
             regs.gts_status.state.eq(gts.state),
             regs.gts_status.switching.eq(gts.switching),

@@ -4,18 +4,23 @@ The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it dec
 including the same-cycle rule (a verify is applied before a draft in the same cycle).
 """
 
-from amaranth import Cat, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth import Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
 
-__all__ = ["EDC", "COUNTER_BITS"]
+__all__ = ["EDC", "COUNTER_BITS", "decision_layout"]
 
 #: Width of the statistics counters (they wrap).
 COUNTER_BITS = 32
+
+
+def decision_layout(index_bits):
+    """Payload of the EDC ``decision`` stream: ``continue`` (keep drafting ahead) and ``index``."""
+    return data.StructLayout({"continue": 1, "index": index_bits})
 
 
 class EDC(wiring.Component):
@@ -27,13 +32,14 @@ class EDC(wiring.Component):
 
     Ports
     -----
-    draft_valid, draft_entropy : In(1), In(16)
-        A drafted batch and its mean entropy, UQ4.12 nats. Accepted every cycle.
-    verify_valid, verify_full : In(1), In(1)
-        The oldest unverified batch was verified; ``verify_full`` = fully accepted. Accepted every
-        cycle; ignored (no state change) when no batch is pending.
-    decision_valid, decision_continue, decision_index : Out(1), Out(1), Out(index_bits)
-        One cycle after ``draft_valid``: keep drafting ahead (``continue``) and the PHT index.
+    draft : In(stream.Signature(unsigned(16), always_ready=True))
+        A drafted batch; the payload is its mean entropy, UQ4.12 nats. Accepted every cycle.
+    verify : In(stream.Signature(unsigned(1), always_ready=True))
+        The oldest unverified batch was verified; the payload is 1 when it was fully accepted.
+        Accepted every cycle; ignored (no state change) when no batch is pending.
+    decision : Out(stream.Signature(decision_layout, always_ready=True))
+        One cycle after each ``draft``: ``continue`` (keep drafting ahead) and ``index`` (the PHT
+        index), see :attr:`decision_layout`.
     llr : Out(llr_bits)
         Number of unverified look-ahead batches (saturating).
     pending : Out(fifo_depth_log2 + 1)
@@ -58,14 +64,12 @@ class EDC(wiring.Component):
                 history_depth=history_depth, bucket_bits=bucket_bits, llr_bits=llr_bits,
                 counter_bits=counter_bits, counter_reset=counter_reset,
                 fifo_depth_log2=fifo_depth_log2, h_max_nats=h_max_nats)
+        #: Payload of ``decision`` (:func:`decision_layout`).
+        self.decision_layout = decision_layout(p.index_bits)
         super().__init__({
-            "draft_valid": In(1),
-            "draft_entropy": In(ENTROPY_BITS),
-            "verify_valid": In(1),
-            "verify_full": In(1),
-            "decision_valid": Out(1),
-            "decision_continue": Out(1),
-            "decision_index": Out(p.index_bits),
+            "draft": In(stream.Signature(unsigned(ENTROPY_BITS), always_ready=True)),
+            "verify": In(stream.Signature(unsigned(1), always_ready=True)),
+            "decision": Out(stream.Signature(self.decision_layout, always_ready=True)),
             "llr": Out(p.llr_bits),
             "pending": Out(p.fifo_depth_log2 + 1),
             "decisions": Out(COUNTER_BITS),
@@ -109,11 +113,12 @@ class EDC(wiring.Component):
         fifo_head = fifo.read_port(domain="comb")
 
         # --- verify phase (first) ---
+        verify_full = self.verify.payload
         verify = Signal()
         head_index = Signal(p.index_bits)
         head_bucket = Signal(p.bucket_bits)
         m.d.comb += [
-            verify.eq(self.verify_valid & (count != 0)),
+            verify.eq(self.verify.valid & (count != 0)),
             fifo_head.addr.eq(head),
             Cat(head_index, head_bucket).eq(fifo_head.data),
             pht_train.addr.eq(head_index),
@@ -121,13 +126,13 @@ class EDC(wiring.Component):
             pht_wr.en.eq(verify),
         ]
         counter = pht_train.data
-        with m.If(self.verify_full):
+        with m.If(verify_full):
             m.d.comb += pht_wr.data.eq(Mux(counter == p.counter_max, counter, counter + 1))
         with m.Else():
             m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
 
-        accept = verify & self.verify_full
-        reject = verify & ~self.verify_full
+        accept = verify & verify_full
+        reject = verify & ~verify_full
         leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
         lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
         llr1 = Signal(p.llr_bits)
@@ -140,9 +145,9 @@ class EDC(wiring.Component):
         ]
 
         # --- draft phase (second): sees the state after the verify ---
-        draft = self.draft_valid
+        draft = self.draft.valid
         bucket = Signal(p.bucket_bits)
-        m.d.comb += bucket.eq(sum(self.draft_entropy >= t for t in p.thresholds))
+        m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
         leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
         llr2 = Signal(p.llr_bits)
         m.d.comb += llr2.eq(Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1))
@@ -164,20 +169,20 @@ class EDC(wiring.Component):
             llr.eq(llr2),
             head.eq(Mux(drop, head1 + 1, head1)),
             count.eq(Mux(draft & ~full_fifo, count1 + 1, count1)),
-            self.decision_valid.eq(draft),
-            self.decision_index.eq(index),
+            self.decision.valid.eq(draft),
+            self.decision.payload.index.eq(index),
         ]
 
         # The lookup's data appears one cycle after its address, with the decision.
         cont = pht_lookup.data >= p.continue_threshold
         m.d.comb += [
-            self.decision_continue.eq(self.decision_valid & cont),
+            self.decision.payload["continue"].eq(self.decision.valid & cont),
             self.llr.eq(llr),
             self.pending.eq(count),
         ]
         m.d.sync += [
             self.decisions.eq(self.decisions + draft),
-            self.suppressed.eq(self.suppressed + (self.decision_valid & ~cont)),
+            self.suppressed.eq(self.suppressed + (self.decision.valid & ~cont)),
             self.verifications.eq(self.verifications + verify),
             self.squashes.eq(self.squashes + reject),
             self.fifo_drops.eq(self.fifo_drops + drop),

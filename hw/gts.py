@@ -45,9 +45,9 @@ class GTS(wiring.Component):
     i_task : In(stream.Signature(Task))
         Task requests; ``ready`` is low while a task runs (unless ``done``) and in a switch cycle.
         A refused request must stay valid (stream rule): it is delayed, never lost.
-    o_start, o_task : Out(1), Out(Task)
-        ``o_start`` is a one-cycle pulse: the accepted task ``o_task`` starts, in the first cycle
-        with its ``rank_en`` (the PIM ranks take it; no back-pressure, they are free).
+    o_task : Out(stream.Signature(Task, always_ready=True))
+        ``o_task.valid`` is a one-cycle pulse: the accepted task ``o_task.payload`` starts, in the
+        first cycle with its ``rank_en`` (the PIM ranks take it; no back-pressure, they are free).
     done : In(1)
         The running task finishes in this cycle (ignored in IDLE).
     cfg_we, cfg_draft_mask, cfg_preverify_mask : In(1), In(ranks), In(ranks)
@@ -71,8 +71,7 @@ class GTS(wiring.Component):
         n = p.ranks
         super().__init__({
             "i_task": In(stream.Signature(Task)),
-            "o_start": Out(1),
-            "o_task": Out(Task),
+            "o_task": Out(stream.Signature(Task, always_ready=True)),
             "done": In(1),
             "cfg_we": In(1),
             "cfg_draft_mask": In(n),
@@ -113,15 +112,15 @@ class GTS(wiring.Component):
 
         m.d.sync += [
             self.switching.eq(0),
-            self.o_start.eq(0),
+            self.o_task.valid.eq(0),
         ]
         with m.If(accept):
             m.d.sync += [
                 self.state.eq(kind_state),
                 mode.eq(kind_state),
                 self.switching.eq(kind_state != mode),
-                self.o_start.eq(1),
-                self.o_task.eq(self.i_task.payload),
+                self.o_task.valid.eq(1),
+                self.o_task.payload.eq(self.i_task.payload),
             ]
             with m.If(kind_state != mode):
                 m.d.sync += self.switch_count.eq(self.switch_count + 1)

@@ -53,7 +53,8 @@ class TVC(wiring.Component):
         pending: lb}
         A decision request (KV length, NPU cycles elapsed in the current verification = NCR,
         unverified tokens available). Payload bit order: kv_len, now, pending.
-    result__valid, result__payload : Out, {insert: 1, length: bits(max_preverify_len)}
+    result__valid, result__payload : Out(stream.Signature({insert: 1,
+        length: bits(max_preverify_len)}, always_ready=True))
         Exactly :data:`DECISION_LATENCY` (3) cycles after each accepted decide, in order; no
         ready (the pipeline never stalls).
     error_count : Out(counter_bits)
@@ -103,7 +104,7 @@ class TVC(wiring.Component):
             "record": In(stream.Signature(self.record_layout)),
             "decide": In(stream.Signature(self.decide_layout)),
             # Not stream.Signature(always_ready=True): its constant `ready` cannot be a port.
-            "result": Out(wiring.Signature({"valid": Out(1), "payload": Out(self.result_layout)})),
+            "result": Out(stream.Signature(self.result_layout, always_ready=True)),
             "error_count": Out(p.counter_bits),
             "busy": Out(1),
             "average": Out(wiring.Signature(tables)),

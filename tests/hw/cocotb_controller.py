@@ -115,7 +115,7 @@ class TB:
             if int(d.draft_request__valid.value) and int(d.draft_request__ready.value):
                 self.requests.push(self.cur_request)
                 self.cur_request = None
-            if int(d.task__start.value):
+            if int(d.task__valid.value):
                 task = int(d.task__payload.value)
                 kind, length = task & 1, task >> 1
                 self.tasks.append((kind, length))
@@ -127,7 +127,7 @@ class TB:
             if int(d.record__valid.value) and int(d.record__ready.value):
                 self.cur_record = None
             if int(d.decision__valid.value):
-                self.decisions.append(int(d.decision__draft.value))
+                self.decisions.append(int(d.decision__payload.value))
             await RisingEdge(d.clk)
             rng = self.rng
             if self.cur_draft is None and self.traffic and rng.random() < self.p_valid:

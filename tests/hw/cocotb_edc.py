@@ -11,6 +11,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
+from ahasd.hw.edc import decision_layout
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 
 from ahasd.tb.cocotb_run import params
@@ -18,10 +19,10 @@ from ahasd.sim.traces.edc_events import random_cycles, run_lengths_cycles
 
 
 async def reset(dut):
-    dut.draft_valid.value = 0
-    dut.draft_entropy.value = 0
-    dut.verify_valid.value = 0
-    dut.verify_full.value = 0
+    dut.draft__valid.value = 0
+    dut.draft__payload.value = 0
+    dut.verify__valid.value = 0
+    dut.verify__payload.value = 0
     dut.rst.value = 1
     for _ in range(2):
         await FallingEdge(dut.clk)
@@ -30,21 +31,22 @@ async def reset(dut):
 
 async def check_stream(dut, golden, cycles):
     """Drive ``cycles`` and compare every decision; return the number of events driven."""
+    layout = decision_layout(golden.params.index_bits)
     expected = None
     events = 0
     for n, (draft_fx, verify) in enumerate(cycles + [(None, None)]):
         await FallingEdge(dut.clk)
         if expected is None:
-            assert int(dut.decision_valid.value) == 0, f"cycle {n}: unexpected decision"
+            assert int(dut.decision__valid.value) == 0, f"cycle {n}: unexpected decision"
         else:
-            got = (int(dut.decision_valid.value), int(dut.decision_continue.value),
-                   int(dut.decision_index.value))
+            decision = layout.from_bits(int(dut.decision__payload.value))
+            got = (int(dut.decision__valid.value), decision["continue"], decision.index)
             assert got == (1, int(expected.cont), expected.index), \
                 f"cycle {n}: RTL {got}, golden {expected}"
-        dut.draft_valid.value = draft_fx is not None
-        dut.draft_entropy.value = draft_fx or 0
-        dut.verify_valid.value = verify is not None
-        dut.verify_full.value = bool(verify)
+        dut.draft__valid.value = draft_fx is not None
+        dut.draft__payload.value = draft_fx or 0
+        dut.verify__valid.value = verify is not None
+        dut.verify__payload.value = bool(verify)
         events += (draft_fx is not None) + (verify is not None)
         expected = golden.step(draft_fx, verify)
     await FallingEdge(dut.clk)

@@ -29,17 +29,17 @@ def simulate(params, cycles):
     async def testbench(ctx):
         expected = None
         for n, (draft_fx, verify) in enumerate(cycles + [(None, None)]):
-            ctx.set(dut.draft_valid, draft_fx is not None)
-            ctx.set(dut.draft_entropy, draft_fx or 0)
-            ctx.set(dut.verify_valid, verify is not None)
-            ctx.set(dut.verify_full, bool(verify))
+            ctx.set(dut.draft.valid, draft_fx is not None)
+            ctx.set(dut.draft.payload, draft_fx or 0)
+            ctx.set(dut.verify.valid, verify is not None)
+            ctx.set(dut.verify.payload, bool(verify))
             if expected is not None:
-                got = (ctx.get(dut.decision_valid), ctx.get(dut.decision_continue),
-                       ctx.get(dut.decision_index))
+                decision = ctx.get(dut.decision.payload)
+                got = (ctx.get(dut.decision.valid), decision["continue"], decision.index)
                 if got != (1, expected.cont, expected.index):
                     mismatches.append((n, got, expected))
             else:
-                assert ctx.get(dut.decision_valid) == 0
+                assert ctx.get(dut.decision.valid) == 0
             expected = golden.step(draft_fx, verify)
             await ctx.tick()
         await ctx.tick()

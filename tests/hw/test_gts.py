@@ -6,7 +6,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from ahasd.hw.blocks import port_list, to_verilog
-from ahasd.hw.gts import GTS, GTSState, TaskKind
+from ahasd.hw.gts import GTS, GTSState, Task, TaskKind
 from ahasd.sim.blocks import gts as golden
 from ahasd.cosim.model import VerilatedModel
 
@@ -30,7 +30,7 @@ def expected_tuple(out):
 
 def task_word(task):
     kind, length = task
-    return kind | (length << 1)
+    return Task.const({"kind": kind, "length": length}).as_bits()
 
 
 def test_enums_match_the_golden_model():
@@ -53,11 +53,11 @@ def test_rtl_matches_golden_in_amaranth_sim(name):
             ctx.set(dut.cfg_we, cfg is not None)
             ctx.set(dut.cfg_draft_mask, cfg[0] if cfg else 0)
             ctx.set(dut.cfg_preverify_mask, cfg[1] if cfg else 0)
-            start = ctx.get(dut.o_start)
+            start = ctx.get(dut.o_task.valid)
+            task = ctx.get(dut.o_task.payload)
             got = (ctx.get(dut.i_task.ready), ctx.get(dut.state.as_value()), ctx.get(dut.rank_en),
                    ctx.get(dut.switching), start,
-                   ctx.get(dut.o_task.kind.as_value()) if start else None,
-                   ctx.get(dut.o_task.length) if start else None,
+                   task.kind.value if start else None, task.length if start else None,
                    ctx.get(dut.switch_count), ctx.get(dut.busy_count), ctx.get(dut.stall_count))
             assert got == expected_tuple(out), f"cycle {n}: RTL {got}, golden {out}"
             await ctx.tick()
@@ -86,9 +86,10 @@ def test_rtl_matches_golden_verilated_200k_cycles():
     assert len(results) == len(expected)
     for n, (row, out) in enumerate(zip(results, expected)):
         r = dict(zip(names, row))
-        start = r["o_start"]
+        start = r["o_task__valid"]
+        task = Task.from_bits(r["o_task__payload"])
         got = (r["i_task__ready"], r["state"], r["rank_en"], r["switching"], start,
-               (r["o_task"] & 1) if start else None, (r["o_task"] >> 1) if start else None,
+               task.kind.value if start else None, task.length if start else None,
                r["switch_count"], r["busy_count"], r["stall_count"])
         assert got == expected_tuple(out), f"cycle {n}: RTL {got}, golden {out}"
     assert started == requested[:len(started)] and len(requested) - len(started) <= 1
@@ -109,5 +110,5 @@ def test_bad_parameters_are_rejected():
 def test_verilog_is_lint_clean(tmp_path):
     from ahasd.commands.verilog import write_verilog
     text = write_verilog("gts", tmp_path).read_text()  # raises VerilatorError on any warning
-    for port in ("i_task__ready", "o_start", "rank_en", "switch_count", "busy_count"):
+    for port in ("i_task__ready", "o_task__valid", "rank_en", "switch_count", "busy_count"):
         assert port in text, port

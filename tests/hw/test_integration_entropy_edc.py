@@ -28,8 +28,8 @@ class DraftPath(wiring.Component):
         m.submodules.edc = edc = self.edc
         m.d.comb += [
             self.mean.o_stream.ready.eq(1),
-            edc.draft_valid.eq(self.mean.o_stream.valid),
-            edc.draft_entropy.eq(self.mean.o_stream.payload),
+            edc.draft.valid.eq(self.mean.o_stream.valid),
+            edc.draft.payload.eq(self.mean.o_stream.payload),
         ]
         return m
 
@@ -67,15 +67,15 @@ def test_logits_to_edc_decisions():
             ctx.set(dut.mean.i_stream.valid, 0)
             mean, = await ctx.tick().sample(dut.mean.o_stream.payload).until(
                 dut.mean.o_stream.valid)
-            _, _, valid, cont, index = await ctx.tick().sample(
-                edc.decision_valid, edc.decision_continue, edc.decision_index)
+            _, _, valid, decision = await ctx.tick().sample(
+                edc.decision.valid, edc.decision.payload)
             assert valid
-            got.append((mean, cont, index))
+            got.append((mean, decision["continue"], decision.index))
             # The verification of this batch comes back before the next one is drafted.
-            ctx.set(edc.verify_valid, 1)
-            ctx.set(edc.verify_full, int(full))
+            ctx.set(edc.verify.valid, 1)
+            ctx.set(edc.verify.payload, int(full))
             await ctx.tick()
-            ctx.set(edc.verify_valid, 0)
+            ctx.set(edc.verify.valid, 0)
         assert not ctx.get(dut.mean.error)
 
     sim = Simulator(dut)
