@@ -13,14 +13,9 @@ import json
 import os
 from pathlib import Path
 
+from ahasd.tb.paths import build_root
+
 __all__ = ["run_cocotb", "params"]
-
-
-def _build_root(test_dir):
-    for folder in [test_dir, *test_dir.parents]:
-        if (folder / "pyproject.toml").exists():
-            return folder / "build" / "cocotb"
-    return Path.cwd() / "build" / "cocotb"
 
 
 def run_cocotb(component, top, test_module, params=None, extra_env=None, testcase=None,
@@ -40,7 +35,7 @@ def run_cocotb(component, top, test_module, params=None, extra_env=None, testcas
     params = dict(params or {})
     verilog = to_verilog(component, top)
     key = hashlib.sha256((verilog + test_module).encode()).hexdigest()[:12]
-    build_dir = _build_root(test_dir) / f"{top}-{key}"
+    build_dir = build_root(test_dir) / "cocotb" / f"{top}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{top}.v"
     if not source.exists() or source.read_text() != verilog:

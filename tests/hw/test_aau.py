@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from ahasd.hw.aau import AAU, AAUOp
+from ahasd.tb.amaranth_sim import StreamSink, StreamSource, simulate
+from ahasd.tb.generators import pauses
 from ahasd.sim.blocks.aau import gelu_fx, layernorm_fx, softmax_fx
 
 GOLDEN = {AAUOp.SOFTMAX: softmax_fx, AAUOp.GELU: gelu_fx, AAUOp.LAYERNORM: layernorm_fx}
@@ -23,34 +24,14 @@ test_vectors.__test__ = False
 
 
 def run(dut, requests, *, seed=None):
-    rng = np.random.default_rng(seed)
-    out = []
-
-    async def producer(ctx):
-        for op, vec in requests:
-            while seed is not None and rng.random() < 0.3:
-                ctx.set(dut.i_stream.valid, 0)
-                await ctx.tick()
-            ctx.set(dut.i_stream.valid, 1)
-            ctx.set(dut.i_stream.payload, {"op": op, "x": [int(v) for v in vec]})
-            await ctx.tick().until(dut.i_stream.ready)
-        ctx.set(dut.i_stream.valid, 0)
-
-    async def consumer(ctx):
-        while len(out) < len(requests):
-            ready = 1 if seed is None else int(rng.random() < 0.5)
-            ctx.set(dut.o_stream.ready, ready)
-            _, _, valid, payload = await ctx.tick().sample(dut.o_stream.valid,
-                                                           dut.o_stream.payload)
-            if valid and ready:
-                out.append((payload.op, [int(v) for v in payload.y]))
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.run()
-    return out
+    source = StreamSource(dut.i_stream, [{"op": op, "x": [int(v) for v in vec]}
+                                         for op, vec in requests])
+    sink = StreamSink(dut.o_stream, len(requests))
+    if seed is not None:
+        source.set_idle_generator(pauses(0.3, seed))
+        sink.set_backpressure_generator(pauses(0.5, seed + 1))
+    simulate(dut, source.testbench, sink.testbench)
+    return [(payload.op, [int(v) for v in payload.y]) for payload in sink.items]
 
 
 def raw16(values):

@@ -4,7 +4,7 @@ import random
 
 import pytest
 from amaranth import ClockDomain, Module
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.counters import EventCounter
 
@@ -27,10 +27,7 @@ def test_counts_every_event_and_clears(event_period, crossing):
     m.submodules.dut = dut
     if crossing:
         m.domains.ev = ClockDomain("ev")
-    sim = Simulator(m)
-    sim.add_clock(1e-9, domain="sync")
-    if crossing:
-        sim.add_clock(event_period * 1e-12, domain="ev")
+    clocks = {"sync": 1e-9, **({"ev": event_period * 1e-12} if crossing else {})}
     rng = random.Random(event_period)
     state = {"events": 0, "base": 0, "done": False}
 
@@ -65,6 +62,4 @@ def test_counts_every_event_and_clears(event_period, crossing):
         assert cleared
         assert ctx.get(dut.count) == (state["events"] - state["base"]) % 256
 
-    sim.add_testbench(producer)
-    sim.add_testbench(reader)
-    sim.run()
+    simulate(m, producer, reader, clocks=clocks)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 from amaranth.hdl import Fragment
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.draft_queue import DraftQueue, epoch_bits_for
 from ahasd.sim.blocks.descriptors import DraftDescriptor
@@ -20,14 +20,10 @@ def random_descriptor(rng, serial):
                            kv_base=rng.randrange(1 << 16), mean_entropy=rng.randrange(1 << 16))
 
 
-def simulate(dut, *, npu_ns, pim_ns, testbenches, deadline_ns):
-    sim = Simulator(dut)
-    sim.add_clock(npu_ns * NS, domain="npu")
+def run_two_clocks(dut, *, npu_ns, pim_ns, testbenches, deadline_ns):
     # A phase offset so that the two clocks' edges do not coincide at equal periods.
-    sim.add_clock(pim_ns * NS, domain="pim", phase=0.37 * pim_ns * NS)
-    for tb in testbenches:
-        sim.add_testbench(tb)
-    sim.run_until(deadline_ns * NS)
+    simulate(dut, *testbenches, until=deadline_ns * NS,
+             clocks={"npu": npu_ns * NS, "pim": (pim_ns * NS, 0.37 * pim_ns * NS)})
 
 
 def run_scoreboard(*, npu_ns, pim_ns, count, seed, depth=8, p_push=0.7, p_pop=0.7,
@@ -102,7 +98,7 @@ def run_scoreboard(*, npu_ns, pim_ns, count, seed, depth=8, p_push=0.7, p_pop=0.
             await ctx.tick("npu")
         result["discarded"] = ctx.get(dut.discarded)
 
-    simulate(dut, npu_ns=npu_ns, pim_ns=pim_ns, testbenches=[producer, consumer, finish],
+    run_two_clocks(dut, npu_ns=npu_ns, pim_ns=pim_ns, testbenches=[producer, consumer, finish],
              deadline_ns=count * 40 * max(npu_ns, pim_ns))
     assert done["producer"] and done["consumer"], "simulation deadline reached"
     return golden, result["discarded"], seen["w_squash"]
@@ -168,7 +164,7 @@ def test_full_queue_pushes_back_then_delivers_in_order():
                 got.append(DraftDescriptor.unpack(payload))
         assert got == items
 
-    simulate(dut, npu_ns=1.0, pim_ns=1.25, testbenches=[producer, consumer], deadline_ns=2000)
+    run_two_clocks(dut, npu_ns=1.0, pim_ns=1.25, testbenches=[producer, consumer], deadline_ns=2000)
     assert len(accepted) == 40
 
 
@@ -228,7 +224,7 @@ def test_squash_removes_queued_entries_atomically():
         assert got == first[:2] + later
         assert ctx.get(dut.discarded) == 8
 
-    simulate(dut, npu_ns=1.0, pim_ns=1.25, testbenches=[producer, consumer], deadline_ns=400)
+    run_two_clocks(dut, npu_ns=1.0, pim_ns=1.25, testbenches=[producer, consumer], deadline_ns=400)
     assert 2 <= log["squash_to_producer_cycles"] <= 5
 
 

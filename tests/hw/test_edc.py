@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
+from ahasd.tb import amaranth_sim
 
 from ahasd.hw.edc import EDC
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
@@ -48,10 +48,7 @@ def simulate(params, cycles):
         for name in ("decisions", "suppressed", "verifications", "squashes", "fifo_drops"):
             assert ctx.get(getattr(dut, name)) == getattr(golden, name), name
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(testbench)
-    sim.run()
+    amaranth_sim.simulate(dut, testbench, clocks=1e-9)
     assert not mismatches, mismatches[:5]
     return golden
 

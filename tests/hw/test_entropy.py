@@ -2,45 +2,23 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from ahasd.hw.entropy import EntropyUnit
+from ahasd.tb.amaranth_sim import StreamSink, StreamSource, simulate
+from ahasd.tb.generators import pauses
 from ahasd.sim.blocks.entropy import EntropyConfig, entropy_fx
 
 
 def run_streams(dut, streams, *, seed=None):
     """Feed ``streams`` (with random idle cycles / backpressure if ``seed``); return outputs."""
-    rng = np.random.default_rng(seed)
-    out = []
-
-    async def producer(ctx):
-        for s in streams:
-            for i, v in enumerate(s):
-                while seed is not None and rng.random() < 0.2:
-                    ctx.set(dut.i_stream.valid, 0)
-                    await ctx.tick()
-                ctx.set(dut.i_stream.valid, 1)
-                ctx.set(dut.i_stream.payload, {"logit": int(v), "last": int(i == len(s) - 1)})
-                await ctx.tick().until(dut.i_stream.ready)
-            ctx.set(dut.i_stream.valid, 0)
-
-    async def consumer(ctx):
-        for _ in streams:
-            while True:
-                ready = 1 if seed is None else int(rng.random() < 0.5)
-                ctx.set(dut.o_stream.ready, ready)
-                _, _, valid, payload = await ctx.tick().sample(dut.o_stream.valid,
-                                                               dut.o_stream.payload)
-                if valid and ready:
-                    out.append(payload)
-                    break
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.run()
-    return out
+    source = StreamSource(dut.i_stream, [{"logit": int(v), "last": int(i == len(s) - 1)}
+                                         for s in streams for i, v in enumerate(s)])
+    sink = StreamSink(dut.o_stream, len(streams))
+    if seed is not None:
+        source.set_idle_generator(pauses(0.2, seed))
+        sink.set_backpressure_generator(pauses(0.5, seed + 1))
+    simulate(dut, source.testbench, sink.testbench)
+    return sink.items
 
 
 def test_bit_exact_random_and_extreme_streams():
@@ -83,10 +61,7 @@ def test_too_long_stream_sets_error():
             await ctx.tick().until(dut.o_stream.valid)
             seen["error"] = ctx.get(dut.error)
 
-        sim = Simulator(dut)
-        sim.add_clock(1e-6)
-        sim.add_testbench(tb)
-        sim.run()
+        simulate(dut, tb)
         assert seen["error"] == expected
 
 

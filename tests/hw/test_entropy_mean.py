@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.entropy_mean import BatchEntropy
 from ahasd.sim.blocks.entropy import batch_mean_fx, entropy_fx
@@ -28,10 +28,7 @@ def run(dut, batches):
             means.append(mean)
             errors.append(err)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    simulate(dut, tb)
     return means, errors
 
 

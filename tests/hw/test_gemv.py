@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
+from ahasd.tb import amaranth_sim
 
 from ahasd.hw.dram_port import Cmd
 from ahasd.tb.dram_bank import DRAMError
@@ -56,10 +56,7 @@ def simulate(config, jobs, *, ready_seed=None, max_n=64, max_m=64):
             log["results"].append(np.array(out, dtype=np.int64))
         log["dram_error"] = ctx.get(dut.dram_error_code)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    amaranth_sim.simulate(dut, tb)
     return log
 
 
@@ -125,10 +122,7 @@ def test_rejects_bad_start():
         await ctx.tick()
         assert ctx.get(dut.busy) and not ctx.get(dut.error)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    amaranth_sim.simulate(dut, tb)
 
 
 def test_parameter_errors():

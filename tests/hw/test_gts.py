@@ -3,7 +3,7 @@ parameter set, the Verilated block for a long one. The stimulus (``ahasd.sim.tra
 requests held until accepted, random ``done`` and occasional mask writes."""
 
 import pytest
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.hw.gts import GTS, GTSState, Task, TaskKind
@@ -62,10 +62,7 @@ def test_rtl_matches_golden_in_amaranth_sim(name):
             assert got == expected_tuple(out), f"cycle {n}: RTL {got}, golden {out}"
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    simulate(dut, tb)
     assert model.switch_count > 10 and model.stall_count > 100
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.edc import EDC
 from ahasd.hw.entropy_mean import BatchEntropy
@@ -78,10 +78,7 @@ def test_logits_to_edc_decisions():
             ctx.set(edc.verify.valid, 0)
         assert not ctx.get(dut.mean.error)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    simulate(dut, tb)
 
     golden = GoldenEDC()
     for (tokens, full), (mean, cont, index) in zip(batches, got, strict=True):

@@ -6,12 +6,13 @@ import random
 
 import pytest
 from amaranth.hdl import Fragment
-from amaranth.sim import Simulator
 
 from ahasd.hw.queues import DescriptorQueue, Queues
 from ahasd.hw.descriptors import FeedbackDescriptor as FeedbackLayout
 from ahasd.sim.blocks.descriptors import FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel
+from ahasd.tb.amaranth_sim import StreamSink, StreamSource, fields_of, simulate
+from ahasd.tb.generators import pauses
 
 NS = 1e-9
 
@@ -29,35 +30,17 @@ def stream_scoreboard(port_in, port_out, w_domain, r_domain, items, seed, p_push
                       done):
     """Producer and consumer testbenches for one queue; the consumer checks every item."""
     cls = type(items[0])
-
-    async def producer(ctx):
-        rng = random.Random(seed)
-        index, valid = 0, False
-        while index < len(items):
-            if not valid and rng.random() < p_push:
-                valid = True
-                ctx.set(port_in.payload.as_value(), items[index].pack())
-            ctx.set(port_in.valid, valid)
-            *_, ready = await ctx.tick(w_domain).sample(port_in.ready)
-            if valid and ready:
-                golden.push(items[index])
-                index += 1
-                valid = False
-        ctx.set(port_in.valid, 0)
+    source = StreamSource(port_in, items, domain=w_domain, on_accept=golden.push)
+    source.set_idle_generator(pauses(1 - p_push, seed))
+    sink = StreamSink(port_out, lambda: golden.popped >= len(items), domain=r_domain,
+                      on_item=lambda payload: golden.pop(fields_of(payload, cls)))
+    sink.set_backpressure_generator(pauses(1 - p_pop, seed + 1))
 
     async def consumer(ctx):
-        rng = random.Random(seed + 1)
-        while golden.popped < len(items):
-            ready = rng.random() < p_pop
-            ctx.set(port_out.ready, ready)
-            *_, valid, payload = await ctx.tick(r_domain).sample(port_out.valid,
-                                                                 port_out.payload.as_value())
-            if valid and ready:
-                golden.pop(cls.unpack(payload))
-        ctx.set(port_out.ready, 0)
+        await sink.testbench(ctx)
         done.append(golden)
 
-    return [producer, consumer]
+    return [source.testbench, consumer]
 
 
 @pytest.mark.parametrize("npu_ns,pim_ns", [(1.0, 1.25), (1.25, 1.0), (1.0, 3.0), (3.0, 1.0)])
@@ -67,16 +50,14 @@ def test_feedback_and_preverify_random_stalls(npu_ns, pim_ns):
     feedback = [random_feedback(rng) for _ in range(600)]
     preverify = [random_preverify(rng) for _ in range(600)]
     done = []
-    sim = Simulator(dut)
-    sim.add_clock(npu_ns * NS, domain="npu")
-    sim.add_clock(pim_ns * NS, domain="pim", phase=0.41 * pim_ns * NS)
-    for tb in stream_scoreboard(dut.feedback.i_stream, dut.feedback.o_stream, "npu", "pim",
-                                feedback, 1, 0.6, 0.5, QueueModel(), done):
-        sim.add_testbench(tb)
-    for tb in stream_scoreboard(dut.preverify.i_stream, dut.preverify.o_stream, "pim", "pim",
-                                preverify, 3, 0.5, 0.6, QueueModel(depth=16), done):
-        sim.add_testbench(tb)
-    sim.run_until(600 * 12 * max(npu_ns, pim_ns) * NS)
+    testbenches = [
+        *stream_scoreboard(dut.feedback.i_stream, dut.feedback.o_stream, "npu", "pim",
+                           feedback, 1, 0.6, 0.5, QueueModel(), done),
+        *stream_scoreboard(dut.preverify.i_stream, dut.preverify.o_stream, "pim", "pim",
+                           preverify, 3, 0.5, 0.6, QueueModel(depth=16), done),
+    ]
+    simulate(dut, *testbenches, until=600 * 12 * max(npu_ns, pim_ns) * NS,
+             clocks={"npu": npu_ns * NS, "pim": (pim_ns * NS, 0.41 * pim_ns * NS)})
     assert len(done) == 2 and all(g.popped == 600 and len(g) == 0 for g in done)
 
 
@@ -89,34 +70,19 @@ def test_full_queue_pushes_back(name, depth, w, r):
     rng = random.Random(2)
     items = [random_feedback(rng) if name == "feedback" else random_preverify(rng)
              for _ in range(depth + 10)]
-    accepted, got = [], []
-
-    async def producer(ctx):
-        for item in items:
-            ctx.set(port.i_stream.payload.as_value(), item.pack())
-            ctx.set(port.i_stream.valid, 1)
-            await ctx.tick(w).until(port.i_stream.ready)
-            accepted.append(item)
-        ctx.set(port.i_stream.valid, 0)
+    accepted = []
+    source = StreamSource(port.i_stream, items, domain=w, on_accept=accepted.append)
+    sink = StreamSink(port.o_stream, len(items), domain=r)
 
     async def consumer(ctx):
         await ctx.tick(r).repeat(150)
         assert len(accepted) == depth          # the rest wait: pushed back, not dropped
         assert ctx.get(port.w_level) == depth and ctx.get(port.r_level) == depth
-        ctx.set(port.o_stream.ready, 1)
-        while len(got) < len(items):
-            *_, valid, payload = await ctx.tick(r).sample(port.o_stream.valid,
-                                                         port.o_stream.payload.as_value())
-            if valid:
-                got.append(cls.unpack(payload))
+        await sink.testbench(ctx)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-9, domain="npu")
-    sim.add_clock(1.25e-9, domain="pim")
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.run_until(600e-9)
-    assert got == items
+    simulate(dut, source.testbench, consumer, until=600e-9,
+             clocks={"npu": 1e-9, "pim": 1.25e-9})
+    assert [fields_of(payload, cls) for payload in sink.items] == items
 
 
 def test_default_depths_and_ports():

@@ -3,7 +3,7 @@ checks of the ordering, backpressure, latency and error rules documented in the 
 
 import pytest
 from amaranth.hdl import Value
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.blocks import port_list
 from ahasd.hw.tvc import DECISION_LATENCY, TVC
@@ -33,10 +33,7 @@ def ports(dut):
 
 
 def run_simulation(dut, testbench):
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    sim.run()
+    simulate(dut, testbench, clocks=1e-8)
 
 
 def run_driver(ops, params):

@@ -3,7 +3,7 @@
 from fractions import Fraction
 
 import pytest
-from amaranth.sim import Simulator
+from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.dram_port import Cmd
 from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
@@ -33,10 +33,7 @@ def drive(program, config=CFG, init=()):
         seen["code"] = ctx.get(dut.error_code)
         seen["error"] = ctx.get(dut.error)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(tb)
-    sim.run()
+    simulate(dut, tb)
     assert seen["error"] == (seen["code"] != DRAMError.NONE)
     return seen["code"], seen["data"]
 
