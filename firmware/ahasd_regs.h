@@ -141,6 +141,9 @@ extern "C" {
 #define AHASD_CTRL__EDC_CTRL__MODE_bp 0
 #define AHASD_CTRL__EDC_CTRL__MODE_bw 2
 #define AHASD_CTRL__EDC_CTRL__MODE_reset 0x0
+#define AHASD_CTRL__EDC_CTRL__MODE__PREDICT 0 // Follow the EDC prediction.
+#define AHASD_CTRL__EDC_CTRL__MODE__ALWAYS 1 // Always keep drafting (EDC off).
+#define AHASD_CTRL__EDC_CTRL__MODE__NEVER 2 // Always stop drafting ahead.
 
 // reg - ahasd_ctrl::EDC_STATUS
 #define AHASD_CTRL__EDC_STATUS__LLR_bm 0xff

@@ -20,8 +20,8 @@ __all__ = ["BusError", "DriverError", "ModelBus", "ControllerDriver", "INTERRUPT
 INTERRUPTS = tuple(regs.REGISTERS["INT_STATUS"][1])
 #: Queue names, the prefixes of their registers.
 QUEUES = ("draft_q", "feedback_q", "preverify_q")
-#: EDC_CTRL.mode values.
-EDC_MODES = {"predict": 0, "always": 1, "never": 2}
+#: EDC_CTRL.mode values: the enumeration of the field in hw/regs.rdl.
+EDC_MODES = regs.ENUMS["EDC_CTRL"]["mode"]
 
 
 class BusError(IOError):

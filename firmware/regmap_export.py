@@ -2,10 +2,12 @@
 
 Three outputs, written relative to a root folder (the repository root by default):
 
-* ``firmware/ahasd_regs.h`` — C header, by peakrdl-cheader (struct layout and field macros);
+* ``firmware/ahasd_regs.h`` — C header, by peakrdl-cheader (struct layout and field macros),
+  plus one macro per member of each field enumeration (peakrdl-cheader 1.1 writes none);
 * ``firmware/regs.py`` — Python constants (addresses, field positions, masks, resets) and a
   ``REGISTERS`` table, written here from :func:`ahasd.hw.regmap.load`;
-* ``docs/registers.md`` — the register reference, by peakrdl-markdown.
+* ``docs/registers.md`` — the register reference, by peakrdl-markdown, plus a table of the
+  values of each field enumeration (peakrdl-markdown lists none).
 
 ``ahasd regs generate`` calls :func:`generate`; ``ahasd regs check`` and ``tests/firmware/test_regmap.py``
 call :func:`stale_files`. The outputs hold no paths or dates of the machine that made them, so
@@ -18,7 +20,8 @@ from pathlib import Path
 
 from ahasd.hw.regmap import DATA_WIDTH, RDL_PATH, compile_rdl, load
 
-__all__ = ["OUTPUTS", "generate", "stale_files", "python_constants"]
+__all__ = ["OUTPUTS", "generate", "stale_files", "python_constants", "add_enum_macros",
+           "add_enum_tables"]
 
 #: Generated files, relative to the output root.
 OUTPUTS = ("firmware/ahasd_regs.h", "firmware/regs.py", "docs/registers.md")
@@ -35,13 +38,16 @@ def python_constants(regmap):
         "fails when this file is stale). For each register ``NAME`` (its byte address) and each",
         "field ``NAME_FIELD_LSB`` / ``_WIDTH`` / ``_MASK`` / ``_RESET``; ``REGISTERS`` describes",
         "every register as ``{name: (address, {field: (lsb, width, kind, reset)})}`` with the kinds",
-        "of :data:`ahasd.hw.regmap.KINDS` (reset ``None``: driven by hardware).",
+        "of :data:`ahasd.hw.regmap.KINDS` (reset ``None``: driven by hardware). A field with a",
+        "SystemRDL enumeration also has ``NAME_FIELD_VALUE`` per member, and ``ENUMS`` maps",
+        "``{name: {field: {member: value}}}``.",
         '"""',
         "",
     ]
-    names = ["DATA_WIDTH", "REGISTERS"]
+    names = ["DATA_WIDTH", "REGISTERS", "ENUMS"]
     body = [f"DATA_WIDTH = {DATA_WIDTH}", ""]
     table = ["REGISTERS = {"]
+    enums = ["ENUMS = {"]
     for reg in regmap.registers:
         body.append(f"# {reg.title}" if reg.title else f"# {reg.ident}")
         body.append(f"{reg.ident} = 0x{reg.address:03X}")
@@ -56,15 +62,61 @@ def python_constants(regmap):
             if f.reset is not None:
                 body.append(f"{base}_RESET = 0x{f.reset:X}")
                 names.append(f"{base}_RESET")
+            for member, value, _ in f.encoding:
+                body.append(f"{base}_{member.upper()} = {value}")
+                names.append(f"{base}_{member.upper()}")
             reset = "None" if f.reset is None else f"0x{f.reset:X}"
             entries.append(f"        {f.name!r}: ({f.lsb}, {f.width}, {f.kind!r}, {reset}),")
         body.append("")
         table.append(f"    {reg.ident!r}: (0x{reg.address:03X}, {{")
         table += entries
         table.append("    }),")
+        encoded = [f for f in reg.fields if f.encoding]
+        if encoded:
+            enums.append(f"    {reg.ident!r}: {{")
+            enums += [f"        {f.name!r}: {f.values!r}," for f in encoded]
+            enums.append("    },")
     table.append("}")
+    enums.append("}")
     all_lines = ["__all__ = ["] + [f"    {n!r}," for n in names] + ["]", ""]
-    return "\n".join(lines + all_lines + body + table) + "\n"
+    return "\n".join(lines + all_lines + body + table + [""] + enums) + "\n"
+
+
+def add_enum_macros(header, regmap):
+    """``header`` (peakrdl-cheader's text) with ``<FIELD>__<MEMBER>`` value macros after the
+    field macros of every field that has an enumeration."""
+    lines = header.splitlines()
+    for reg in regmap.registers:
+        for f in reg.fields:
+            if not f.encoding:
+                continue
+            prefix = f"{regmap.name.upper()}__{reg.ident}__{f.name.upper()}"
+            anchor = max(i for i, line in enumerate(lines)
+                         if line.startswith(f"#define {prefix}_"))
+            macros = [f"#define {prefix}__{member.upper()} {value} // {desc}"
+                      for member, value, desc in f.encoding]
+            lines[anchor + 1:anchor + 1] = macros
+    return "\n".join(lines) + "\n"
+
+
+def add_enum_tables(markdown, regmap):
+    """``markdown`` (peakrdl-markdown's text) with a value table after the description of
+    every field that has an enumeration."""
+    lines = markdown.splitlines()
+    for reg in regmap.registers:
+        for f in reg.fields:
+            if not f.encoding:
+                continue
+            start = lines.index(f"### {reg.ident} register")
+            heading = lines.index(f"#### {f.name} field", start)
+            end = next((i for i in range(heading + 1, len(lines)) if lines[i].startswith("#")),
+                       len(lines))
+            while lines[end - 1] == "":
+                end -= 1
+            table = ["", "|Value|Name|Meaning|", "|-----|----|-------|"]
+            table += [f"|{value}|{member}|{desc}|" for member, value, desc in f.encoding]
+            lines[end:end] = table
+    return "\n".join(lines) + "\n"
 
 
 def generate(root=".", rdl_path=RDL_PATH):
@@ -77,10 +129,13 @@ def generate(root=".", rdl_path=RDL_PATH):
     rdl = compile_rdl(rdl_path)
     header = root / OUTPUTS[0]
     CHeaderExporter().export(rdl.top, str(header))
+    regmap = load(rdl_path)
+    header.write_text(add_enum_macros(header.read_text(), regmap))
     constants = root / OUTPUTS[1]
-    constants.write_text(python_constants(load(rdl_path)))
+    constants.write_text(python_constants(regmap))
     markdown = root / OUTPUTS[2]
     MarkdownExporter().export(rdl.top, str(markdown), input_files=[_SOURCE])
+    markdown.write_text(add_enum_tables(markdown.read_text(), regmap))
     return [root / rel for rel in OUTPUTS]
 
 

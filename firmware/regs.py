@@ -4,12 +4,15 @@ Generated from hw/regs.rdl by `ahasd regs generate`; do not edit (tests/firmware
 fails when this file is stale). For each register ``NAME`` (its byte address) and each
 field ``NAME_FIELD_LSB`` / ``_WIDTH`` / ``_MASK`` / ``_RESET``; ``REGISTERS`` describes
 every register as ``{name: (address, {field: (lsb, width, kind, reset)})}`` with the kinds
-of :data:`ahasd.hw.regmap.KINDS` (reset ``None``: driven by hardware).
+of :data:`ahasd.hw.regmap.KINDS` (reset ``None``: driven by hardware). A field with a
+SystemRDL enumeration also has ``NAME_FIELD_VALUE`` per member, and ``ENUMS`` maps
+``{name: {field: {member: value}}}``.
 """
 
 __all__ = [
     'DATA_WIDTH',
     'REGISTERS',
+    'ENUMS',
     'ID',
     'ID_MAGIC_LSB',
     'ID_MAGIC_WIDTH',
@@ -133,6 +136,9 @@ __all__ = [
     'EDC_CTRL_MODE_WIDTH',
     'EDC_CTRL_MODE_MASK',
     'EDC_CTRL_MODE_RESET',
+    'EDC_CTRL_MODE_PREDICT',
+    'EDC_CTRL_MODE_ALWAYS',
+    'EDC_CTRL_MODE_NEVER',
     'EDC_STATUS',
     'EDC_STATUS_LLR_LSB',
     'EDC_STATUS_LLR_WIDTH',
@@ -505,6 +511,9 @@ EDC_CTRL_MODE_LSB = 0
 EDC_CTRL_MODE_WIDTH = 2
 EDC_CTRL_MODE_MASK = 0x00000003
 EDC_CTRL_MODE_RESET = 0x0
+EDC_CTRL_MODE_PREDICT = 0
+EDC_CTRL_MODE_ALWAYS = 1
+EDC_CTRL_MODE_NEVER = 2
 
 # EDC status
 EDC_STATUS = 0x024
@@ -1009,4 +1018,10 @@ REGISTERS = {
     'SCRATCH': (0x0FC, {
         'value': (0, 32, 'storage', 0x0),
     }),
+}
+
+ENUMS = {
+    'EDC_CTRL': {
+        'mode': {'predict': 0, 'always': 1, 'never': 2},
+    },
 }

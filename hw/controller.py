@@ -25,33 +25,34 @@ Data flow
   appears on ``task`` with the ranks in ``rank_en``; the PIM reports ``task_done``.
 """
 
-from amaranth import Cat, Module, Mux, ResetInserter, Signal
+from types import SimpleNamespace
+
+from amaranth import Module, ResetInserter
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw import controller_flow as flow
+from ahasd.hw import controller_status as status
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.counters import EventCounter
-from ahasd.hw.csr import AXI_PREFIX, CSR, axil_ports
+from ahasd.hw.csr import CSR, axil_ports
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.hw.edc import EDC
-from ahasd.hw.gts import GTS, Task, TaskKind
+from ahasd.hw.gts import GTS, Task
 from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load
-from ahasd.hw.tvc import TVC, Table
+from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDCParams
 from ahasd.sim.blocks.tvc import TVCParams
 
-__all__ = ["Controller", "EDC_MODE_PREDICT", "EDC_MODE_ALWAYS", "EDC_MODE_NEVER"]
+__all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS"]
 
-EDC_MODE_PREDICT = 0
-EDC_MODE_ALWAYS = 1
-EDC_MODE_NEVER = 2
+#: EDC_CTRL.mode values by name: the enumeration of the field in hw/regs.rdl.
+EDC_MODES = load()["EDC_CTRL"].field("mode").values
 
-#: Interrupt sources, in INT_STATUS bit order (the field names of hw/regs.rdl).
 #: PIM ranks under the GTS (the width of the mask registers).
 RANKS = 16
 
-INTERRUPTS = ("draft_q", "feedback_q", "preverify_q", "edc_stop", "tvc_insert", "tvc_error")
+INTERRUPTS = status.INTERRUPTS
 
 
 class Controller(wiring.Component):
@@ -171,278 +172,19 @@ class Controller(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        csr, queues = self._csr, self._queues
-        regs = csr.regs
+        regs = self._csr.regs
         soft_reset = regs.ctrl.soft_reset
-        clear = regs.ctrl.clear_counters
-        m.submodules.csr = csr
-        m.submodules.queues = queues
-        m.submodules.edc = edc = ResetInserter(soft_reset)(self._edc)
-        m.submodules.tvc = tvc = ResetInserter(soft_reset)(self._tvc)
+        m.submodules.csr = self._csr
+        m.submodules.queues = self._queues
+        m.submodules.edc = ResetInserter(soft_reset)(self._edc)
+        m.submodules.tvc = ResetInserter(soft_reset)(self._tvc)
         m.submodules.gts = ResetInserter(soft_reset)(self._gts)
-        edc, tvc, gts = self._edc, self._tvc, self._gts
-
-        # ---- the bus -----------------------------------------------------------------------
-        for name, member in axil_ports(csr.addr_width).items():
-            if member.flow == In:
-                m.d.comb += getattr(csr, name).eq(getattr(self, name))
-            else:
-                m.d.comb += getattr(self, name).eq(getattr(csr, name))
-        m.d.comb += [
-            regs.params.draft_depth.eq(self.depths[0]),
-            regs.params.feedback_depth.eq(self.depths[1]),
-            regs.params.preverify_depth.eq(self.depths[2]),
-            regs.params.ranks.eq(RANKS),
-        ]
-
-        # ---- draft queue: PIM -> NPU, each push is an EDC draft event -------------------------
-        dq = queues.draft
-        draft_event = edc.draft.signature.flip().create(path=("edc_draft",))
-        draft_push = self.draft_in.valid & dq.i_stream.ready
-        m.d.comb += [
-            dq.i_stream.valid.eq(self.draft_in.valid),
-            dq.i_stream.payload.eq(self.draft_in.payload),
-            self.draft_in.ready.eq(dq.i_stream.ready),
-            self.draft_squash.eq(dq.w_squash),
-            self.draft_out.valid.eq(dq.o_stream.valid),
-            self.draft_out.payload.eq(dq.o_stream.payload),
-            dq.o_stream.ready.eq(self.draft_out.ready),
-            dq.squash.eq(self.squash),
-            self.squash_ready.eq(dq.squash_ready),
-            draft_event.valid.eq(draft_push),
-            draft_event.payload.eq(self.draft_in.payload.mean_entropy),
-        ]
-        wiring.connect(m, draft_event, edc.draft)
-
-        # ---- feedback queue: NPU -> PIM, each result is an EDC verify and a TVC record ------
-        fq = queues.feedback
-        m.d.comb += [
-            fq.i_stream.valid.eq(self.feedback_in.valid),
-            fq.i_stream.payload.eq(self.feedback_in.payload),
-            self.feedback_in.ready.eq(fq.i_stream.ready),
-        ]
-        verify_event = edc.verify.signature.flip().create(path=("edc_verify",))
-        wiring.connect(m, verify_event, edc.verify)
-        fb_offer = fq.o_stream.valid & tvc.record.ready
-        fb_pop = fb_offer & self.feedback_out.ready
-        result = fq.o_stream.payload
-        m.d.comb += [
-            self.feedback_out.valid.eq(fb_offer),
-            self.feedback_out.payload.eq(result),
-            fq.o_stream.ready.eq(self.feedback_out.ready & tvc.record.ready),
-            verify_event.valid.eq(fb_pop),
-            verify_event.payload.eq(result.full),
-            # A PIM record goes in only in a cycle without a feedback record.
-            self.record.ready.eq(tvc.record.ready & ~fb_pop),
-            tvc.record.valid.eq(fb_pop | self.record.valid),
-        ]
-        with m.If(fb_pop):
-            m.d.comb += [
-                tvc.record.payload.table.eq(Table.NVCT),
-                tvc.record.payload.cycles.eq(result.cycles),
-                tvc.record.payload.length.eq(result.kv_length),
-            ]
-        with m.Else():
-            m.d.comb += tvc.record.payload.eq(self.record.payload)
-
-        # ---- EDC decisions ------------------------------------------------------------------
-        mode = regs.edc_ctrl.mode
-        enable = regs.ctrl.enable
-        draft = Signal()
-        m.d.comb += draft.eq(Mux(mode == EDC_MODE_ALWAYS, 1,
-                                 Mux(mode == EDC_MODE_NEVER, 0, edc.decision.payload["continue"])))
-        decided = edc.decision.valid & enable
-        stop = decided & ~draft
-        m.d.comb += [
-            self.decision.valid.eq(decided),
-            self.decision.payload.draft.eq(draft),
-        ]
-        last_stop = Signal()
-        with m.If(decided):
-            m.d.sync += last_stop.eq(~draft)
-        m.d.comb += [
-            regs.edc_status.llr.eq(edc.llr),
-            regs.edc_status.pending.eq(edc.pending),
-            regs.edc_status.last_continue.eq(~last_stop),
-            regs.edc_decisions.count.eq(edc.decisions),
-            regs.edc_suppressed.count.eq(edc.suppressed),
-            regs.edc_verifications.count.eq(edc.verifications),
-            regs.edc_squashes.count.eq(edc.squashes),
-            regs.edc_fifo_drops.count.eq(edc.fifo_drops),
-        ]
-
-        # ---- TVC: one decision request at a time, only with room in the pre-verify queue -----
-        pq = queues.preverify
-        tvc_ctrl = regs.tvc_ctrl
-        want = Signal()      # a stop decision waits for a TVC request
-        deciding = Signal()  # a request is in TVC's pipeline
-        issue = Signal()
-        m.d.comb += [
-            tvc.freq_ratio.eq(regs.tvc_freq_ratio.ratio),
-            tvc.preset.nvct.eq(regs.tvc_nvct_preset.ratio),
-            tvc.preset.pdct.eq(regs.tvc_pdct_preset.ratio),
-            tvc.preset.pvct.eq(regs.tvc_pvct_preset.ratio),
-            tvc.preset.load.eq(tvc_ctrl.load_presets.replicate(3)),
-            tvc.decide.valid.eq(want & ~deciding & pq.i_stream.ready),
-            tvc.decide.payload.kv_len.eq(self.tvc_inputs.kv_len),
-            tvc.decide.payload.now.eq(self.tvc_inputs.now),
-            tvc.decide.payload.pending.eq(self.tvc_inputs.pending),
-            issue.eq(tvc.decide.valid & tvc.decide.ready),
-        ]
-        with m.If(issue):
-            m.d.sync += [want.eq(0), deciding.eq(1)]
-        with m.If(stop & ~tvc_ctrl.disable):
-            m.d.sync += want.eq(1)
-        with m.If(tvc.result.valid):
-            m.d.sync += deciding.eq(0)
-        max_len = Mux(tvc_ctrl.max_len == 0, 1, tvc_ctrl.max_len)
-        length = Signal(len(tvc.result.payload.length))
-        m.d.comb += length.eq(Mux(tvc.result.payload.length > max_len, max_len,
-                                  tvc.result.payload.length))
-        insert = Signal()
-        m.d.comb += insert.eq(tvc.result.valid & tvc.result.payload.insert & ~tvc_ctrl.disable)
-        # `issue` required pq.i_stream.ready and nothing else pushes into this queue, so it still
-        # has room when the result arrives.
-        m.d.comb += [
-            pq.i_stream.valid.eq(insert),
-            pq.i_stream.payload.verify_length.eq(length),
-            pq.i_stream.payload.urgent.eq(0),
-        ]
-        last_length = Signal(4)
-        last_insert = Signal()
-        with m.If(tvc.result.valid):
-            m.d.sync += [last_length.eq(Mux(insert, length, 0)), last_insert.eq(insert)]
-        with m.If(soft_reset):   # the request in flight is lost with TVC's pipeline
-            m.d.sync += [want.eq(0), deciding.eq(0)]
-        prev_errors = Signal.like(tvc.error_count)
-        m.d.sync += prev_errors.eq(tvc.error_count)
-        m.d.comb += [
-            regs.tvc_decisions.count_incr.eq(issue),
-            regs.tvc_decisions.count_clr.eq(clear),
-            regs.tvc_inserts.count_incr.eq(insert),
-            regs.tvc_inserts.count_clr.eq(clear),
-            regs.tvc_errors.count.eq(tvc.error_count),
-            regs.tvc_status.last_length.eq(last_length),
-            regs.tvc_status.deciding.eq(want | deciding),
-            regs.tvc_status.busy.eq(tvc.busy),
-            regs.tvc_nvct_avg.ratio.eq(tvc.average.nvct),
-            regs.tvc_pdct_avg.ratio.eq(tvc.average.pdct),
-            regs.tvc_pvct_avg.ratio.eq(tvc.average.pvct),
-        ]
-
-        # ---- GTS: pre-verify tasks first, then permitted draft requests -----------------------
-        # Drafting is allowed after a continue decision and after each verification result (a
-        # new verified base), and stopped by a stop decision.
-        draft_allowed = Signal(init=1)
-        with m.If(fb_pop):
-            m.d.sync += draft_allowed.eq(1)
-        with m.If(decided):
-            m.d.sync += draft_allowed.eq(draft)
-        # A refused request stays offered unchanged until GTS takes it (stream rule), even if
-        # the gating changes meanwhile.
-        held = Signal()
-        held_pre = Signal()
-        offer_pre = Signal()
-        offer_draft = Signal()
-        with m.If(soft_reset):
-            pass   # GTS is being reset: it must not take (and so lose) a task in this cycle
-        with m.Elif(held):
-            m.d.comb += [
-                offer_pre.eq(held_pre & pq.o_stream.valid),
-                offer_draft.eq(~held_pre & self.draft_request.valid),
-            ]
-        with m.Else():
-            m.d.comb += [
-                offer_pre.eq(pq.o_stream.valid & enable),
-                offer_draft.eq(~offer_pre & self.draft_request.valid & draft_allowed & enable),
-            ]
-        m.d.comb += [
-            gts.i_task.valid.eq(offer_pre | offer_draft),
-            gts.i_task.payload.kind.eq(Mux(offer_pre, TaskKind.PREVERIFY, TaskKind.DRAFT)),
-            gts.i_task.payload.length.eq(Mux(offer_pre, pq.o_stream.payload.verify_length,
-                                             self.draft_request.payload.length)),
-            pq.o_stream.ready.eq(offer_pre & gts.i_task.ready),
-            self.draft_request.ready.eq(offer_draft & gts.i_task.ready),
-            gts.done.eq(self.task_done),
-            gts.cfg_we.eq(1),   # the masks follow their registers one cycle later
-            gts.cfg_draft_mask.eq(regs.gts_draft_mask.mask),
-            gts.cfg_preverify_mask.eq(regs.gts_preverify_mask.mask),
-            self.task.valid.eq(gts.o_task.valid),
-            self.task.payload.eq(gts.o_task.payload),
-            self.rank_en.eq(gts.rank_en),
-            regs.gts_status.state.eq(gts.state),
-            regs.gts_status.switching.eq(gts.switching),
-            regs.gts_status.draft_allowed.eq(draft_allowed),
-            regs.gts_status.rank_enable.eq(gts.rank_en),
-            regs.gts_switches.count.eq(gts.switch_count),
-            regs.gts_busy.count.eq(gts.busy_count),
-            regs.gts_stalls.count.eq(gts.stall_count),
-        ]
-        m.d.sync += [held.eq(gts.i_task.valid & ~gts.i_task.ready), held_pre.eq(offer_pre)]
-        with m.If(soft_reset):
-            m.d.sync += [held.eq(0), draft_allowed.eq(1)]
-
-        # ---- queue status and counters ------------------------------------------------------
-        npu = "npu"
-        discarded_prev = Signal.like(dq.discarded)
-        m.d[npu] += discarded_prev.eq(dq.discarded)
-        events = {
-            "draft_q_pushes": (draft_push, "sync"),
-            "draft_q_pops": (dq.o_stream.valid & dq.o_stream.ready, npu),
-            "draft_q_pushbacks": (self.draft_in.valid & ~dq.i_stream.ready, "sync"),
-            "feedback_q_pushes": (fq.i_stream.valid & fq.i_stream.ready, npu),
-            "feedback_q_pops": (fb_pop, "sync"),
-            "feedback_q_pushbacks": (fq.i_stream.valid & ~fq.i_stream.ready, npu),
-            "preverify_q_pushes": (insert, "sync"),
-            "preverify_q_pops": (pq.o_stream.valid & pq.o_stream.ready, "sync"),
-            "preverify_q_pushbacks": (want & ~deciding & ~pq.i_stream.ready, "sync"),
-            "squashes": (dq.squash & dq.squash_ready, npu),
-            "squash_discarded": (dq.discarded != discarded_prev, npu),
-        }
-        for name, (event, domain) in events.items():
-            counter = EventCounter(domain=domain, read_domain="sync")
-            m.submodules[f"count_{name}"] = counter
-            m.d.comb += [
-                counter.event.eq(event),
-                counter.clear.eq(clear),
-                getattr(regs, name).count.eq(counter.count),
-            ]
-        fills = {"draft_q": dq.w_level, "feedback_q": fq.r_level, "preverify_q": pq.w_level}
-        raw = {}
-        for (name, fill), depth in zip(fills.items(), self.depths):
-            status = getattr(regs, f"{name}_status")
-            threshold = getattr(regs, f"{name}_threshold").threshold
-            m.d.comb += [
-                status.fill.eq(fill),
-                status.empty.eq(fill == 0),
-                status.full.eq(fill >= depth),
-            ]
-            raw[name] = Signal(name=f"{name}_over")
-            m.d.comb += raw[name].eq((threshold != 0) & (fill >= threshold))
-
-        # ---- interrupts ----------------------------------------------------------------------
-        raw["edc_stop"] = last_stop
-        raw["tvc_insert"] = last_insert
-        raw["tvc_error"] = tvc.error_count != 0
-        events = {
-            "edc_stop": stop,
-            "tvc_insert": insert,
-            "tvc_error": tvc.error_count != prev_errors,
-        }
-        for name in ("draft_q", "feedback_q", "preverify_q"):
-            prev = Signal(name=f"{name}_over_prev")
-            m.d.sync += prev.eq(raw[name])
-            events[name] = raw[name] & ~prev   # the rising edge: one event per crossing
-        for name in INTERRUPTS:
-            m.d.comb += [
-                getattr(regs.int_status, f"{name}_set").eq(events[name]),
-                getattr(regs.int_raw, name).eq(raw[name]),
-            ]
-        m.d.comb += [
-            self.irq.eq(Cat(*(getattr(regs.int_status, n) & getattr(regs.int_enable, n)
-                              for n in INTERRUPTS)).any()),
-            regs.int_count.count_incr.eq(Cat(*(events[n] & getattr(regs.int_enable, n)
-                                               for n in INTERRUPTS)).any()),
-            regs.int_count.count_clr.eq(clear),
-        ]
+        s = SimpleNamespace()   # the signals the parts share (see ahasd.hw.controller_flow)
+        flow.bus(m, self, regs, RANKS)
+        flow.queues(m, self, s)
+        flow.edc_decisions(m, self, regs, s, EDC_MODES)
+        flow.tvc_requests(m, self, regs, s)
+        flow.gts_tasks(m, self, regs, s)
+        status.queue_counters(m, self, regs, s)
+        status.interrupts(m, self, regs, s)
         return m

@@ -49,6 +49,9 @@ class Field:
     reset: int | None
     hwclr: bool
     desc: str
+    #: The field's SystemRDL ``encode`` enumeration as ``((name, value, desc), ...)``; empty
+    #: for a plain number.
+    encoding: tuple = ()
 
     @property
     def msb(self):
@@ -57,6 +60,11 @@ class Field:
     @property
     def mask(self):
         return ((1 << self.width) - 1) << self.lsb
+
+    @property
+    def values(self):
+        """``{name: value}`` of the field's enumeration (empty for a plain number)."""
+        return {name: value for name, value, _ in self.encoding}
 
     @property
     def writable(self):
@@ -170,6 +178,15 @@ def _text(node, name):
     return " ".join(value.split()) if value else ""
 
 
+def _encoding(node):
+    """The ``encode`` enumeration of a field node as ``((name, value, desc), ...)``."""
+    enum = node.get_property("encode")
+    if enum is None:
+        return ()
+    return tuple((member.name, member.value, " ".join((member.rdl_desc or "").split()))
+                 for member in enum)
+
+
 @functools.lru_cache(maxsize=8)
 def load(path=RDL_PATH):
     """Compile ``path`` into a :class:`RegisterMap` (cached per path)."""
@@ -194,7 +211,7 @@ def load(path=RDL_PATH):
                 reset = None
             fields.append(Field(name=f.inst_name, lsb=f.lsb, width=f.width, kind=kind,
                                 reset=reset, hwclr=bool(f.get_property("hwclr")),
-                                desc=_text(f, "desc")))
+                                desc=_text(f, "desc"), encoding=_encoding(f)))
         path_parts = tuple(node.get_path_segments()[1:])
         registers.append(Register(path=path_parts, address=node.absolute_address,
                                   title=_text(node, "name"), desc=_text(node, "desc"),

@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
-__all__ = ["Table", "TVC", "DECISION_LATENCY"]
+__all__ = ["Table", "TVC", "DECISION_LATENCY", "record_layout", "decide_layout", "result_layout"]
 
 #: Cycles from the cycle a decide is accepted to the cycle its result is valid.
 DECISION_LATENCY = 3
@@ -26,6 +26,27 @@ class Table(enum.Enum, shape=2):
 
 
 assert [t.name.lower() for t in Table] == list(TABLES)
+
+
+def record_layout(params, *, table=Table):
+    """Payload of ``record`` for :class:`TVCParams` ``params``: table, cycles, length.
+
+    ``table=unsigned(2)`` gives the same bits with a plain table code, so that a driver can also
+    send the code 3 that the block must reject.
+    """
+    return data.StructLayout({"table": table, "cycles": params.cycles_bits,
+                              "length": params.length_bits})
+
+
+def decide_layout(params):
+    """Payload of ``decide``: kv_len, now (NCR), pending."""
+    return data.StructLayout({"kv_len": params.length_bits, "now": params.cycles_bits,
+                              "pending": params.length_bits})
+
+
+def result_layout(params):
+    """Payload of ``result``: insert, length."""
+    return data.StructLayout({"insert": 1, "length": params.result_length_bits})
 
 
 class TVC(wiring.Component):
@@ -91,12 +112,9 @@ class TVC(wiring.Component):
             self.params = p = TVCParams(
                 depth=depth, ratio_bits=ratio_bits, max_preverify_len=max_preverify_len,
                 cycles_bits=cycles_bits, length_bits=length_bits, counter_bits=counter_bits)
-        self.record_layout = data.StructLayout({
-            "table": Table, "cycles": p.cycles_bits, "length": p.length_bits})
-        self.decide_layout = data.StructLayout({
-            "kv_len": p.length_bits, "now": p.cycles_bits, "pending": p.length_bits})
-        self.result_layout = data.StructLayout({
-            "insert": 1, "length": p.result_length_bits})
+        self.record_layout = record_layout(p)
+        self.decide_layout = decide_layout(p)
+        self.result_layout = result_layout(p)
         tables = {name: Out(p.ratio_bits) for name in TABLES}
         super().__init__({
             "freq_ratio": In(FREQ_BITS),

@@ -11,6 +11,10 @@ Amaranth's simulator.
 
 from dataclasses import dataclass, field
 
+from amaranth import unsigned
+from amaranth.lib import data
+
+from ahasd.hw.tvc import decide_layout, record_layout, result_layout
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision, TVCParams
 
 __all__ = ["DriveResult", "pack_record", "pack_decide", "unpack_result", "drive"]
@@ -32,17 +36,30 @@ class DriveResult:
 
 
 def pack_record(params, table, cycles, length):
+    """The ``record`` payload: ``table`` is a name (``"nvct"``...) or a raw 2-bit code."""
     code = TABLES.index(table) if isinstance(table, str) else table
-    return code | cycles << 2 | length << (2 + params.cycles_bits)
+    layout = record_layout(params, table=unsigned(2))
+    return layout.const({"table": code, "cycles": cycles, "length": length}).as_bits()
 
 
 def pack_decide(params, kv_len, now, pending):
-    lb = params.length_bits
-    return kv_len | now << lb | pending << (lb + params.cycles_bits)
+    """The ``decide`` payload."""
+    return decide_layout(params).const({"kv_len": kv_len, "now": now,
+                                        "pending": pending}).as_bits()
 
 
-def unpack_result(payload):
-    return Decision(insert=bool(payload & 1), length=payload >> 1)
+def unpack_result(payload, params=None):
+    """A ``result`` payload as a :class:`~ahasd.sim.blocks.tvc.Decision`.
+
+    Without ``params`` the length field is taken as wide as the payload needs (its leading zero
+    bits do not change the value).
+    """
+    if params is None:
+        layout = data.StructLayout({"insert": 1, "length": max(payload.bit_length() - 1, 1)})
+    else:
+        layout = result_layout(params)
+    result = layout.from_bits(payload)
+    return Decision(insert=bool(result.insert), length=int(result.length))
 
 
 def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
@@ -68,7 +85,7 @@ def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
             out.record_latency.append(now - record["since"])
             record["since"] = None
         if outputs["result__valid"]:
-            out.decisions.append(unpack_result(outputs["result__payload"]))
+            out.decisions.append(unpack_result(outputs["result__payload"], p))
             out.decision_latency.append(now - accepted.pop(0))
         out.cycles += 1
         out.final = outputs

@@ -4,41 +4,24 @@ Run by tests/hw/test_csr.py. The scoreboard is ahasd.sim.blocks.csr.CSRModel; th
 hw/regs.rdl (ahasd.hw.regmap.load), the same source the RTL decoder was generated from.
 """
 
-import itertools
-import logging
-import random
-
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, with_timeout
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from ahasd.tb.cocotb_run import params
-from ahasd.hw.csr import AXI_PREFIX
-from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
+from ahasd.tb.axil import AxiLiteTB
 
 #: A transaction that takes longer than this has hung the bus.
 TIMEOUT_NS = 2000
 
 
-class TB:
-    """Clock, reset, the AXI4-Lite master, the hardware-side drivers and the model."""
+class TB(AxiLiteTB):
+    """The AXI4-Lite TB base plus the hardware-side drivers of the CSR ports and the model."""
 
     def __init__(self, dut):
-        self.dut = dut
-        self.p = params()
-        self.regmap = load()
+        super().__init__(dut, timeout_ns=TIMEOUT_NS)
         self.model = CSRModel(self.regmap)
         self.addr_width = self.p["addr_width"]
-        self.rng = random.Random(self.p.get("seed", 1))
-        cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, AXI_PREFIX), dut.clk, dut.rst)
-        # One INFO line per transaction would make the 10k-transaction fuzz log huge and slow.
-        self.axil.write_if.log.setLevel(logging.WARNING)
-        self.axil.read_if.log.setLevel(logging.WARNING)
         self.pulses = []
-        self.intr_out = []
 
     def port(self, ident, name):
         return getattr(self.dut, f"regs__{self.regmap[ident].port_name}__{name}")
@@ -58,11 +41,7 @@ class TB:
             self.port(reg.ident, f"{f.name}_incr").value = 0
             if f.hwclr:
                 self.port(reg.ident, f"{f.name}_clr").value = 0
-        self.dut.rst.value = 1
-        for _ in range(3):
-            await RisingEdge(self.dut.clk)
-        self.dut.rst.value = 0
-        await RisingEdge(self.dut.clk)
+        await super().reset(cycles=3)
         self.model.reset()
         cocotb.start_soon(self._monitor_pulses())
 
@@ -77,35 +56,18 @@ class TB:
                 if value:
                     self.pulses.append((ident, name, value))
 
-    def random_pauses(self):
-        """Random valid/ready gaps on all five channels (so AW and W arrive in any order)."""
-        for channel in (self.axil.write_if.aw_channel, self.axil.write_if.w_channel,
-                        self.axil.write_if.b_channel, self.axil.read_if.ar_channel,
-                        self.axil.read_if.r_channel):
-            bits = [self.rng.random() < 0.3 for _ in range(97 + self.rng.randrange(40))]
-            channel.set_pause_generator(itertools.cycle(bits))
-
-    # ---- bus accesses, each checked against the model and bounded in time -----------------
+    # ---- bus accesses, each checked against the model -------------------------------------
     async def write(self, address, data, strobe=0xF):
         """Write ``data`` to the bytes of ``strobe`` at word ``address``; check the response."""
-        lanes = [i for i in range(4) if strobe >> i & 1]
-        first, last = lanes[0], lanes[-1]
-        assert lanes == list(range(first, last + 1)), "contiguous strobes only"
-        payload = ((data >> (8 * first)) & ((1 << (8 * (last - first + 1))) - 1)).to_bytes(
-            last - first + 1, "little")
-        resp = await with_timeout(self.axil.write(address + first, payload), TIMEOUT_NS, "ns")
-        expected = self.model.write(address, data, strobe)
-        assert int(resp.resp) == expected, \
-            f"write 0x{address:X}: resp {resp.resp}, expected {expected}"
+        await self.expect_write(address, data, self.model.write(address, data, strobe), strobe)
 
     async def read(self, address, check=True):
-        resp = await with_timeout(self.axil.read(address, 4), TIMEOUT_NS, "ns")
-        value = int.from_bytes(resp.data, "little")
+        value, resp = await self.bus_read(address)
         if check:
             data, code = self.model.read(address)
-            assert int(resp.resp) == code, f"read 0x{address:X}: resp {resp.resp}, expected {code}"
+            assert resp == code, f"read 0x{address:X}: resp {resp}, expected {code}"
             assert value == data, f"read 0x{address:X}: 0x{value:08X}, expected 0x{data:08X}"
-        return value, int(resp.resp)
+        return value, resp
 
     # ---- hardware-side events -----------------------------------------------------------
     async def pulse(self, signal, value=1, cycles=1):

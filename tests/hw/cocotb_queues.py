@@ -18,6 +18,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
+from ahasd.hw.descriptors import PreverifyDescriptor as PreverifyLayout
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 
 from ahasd.tb.cocotb_run import params
@@ -159,7 +160,9 @@ async def queues_scoreboard(dut):
         "preverify": QueueModel(depth=p["preverify_depth"]),
         "draft_items": descriptor_source(rng, 56, n),
         "feedback_items": descriptor_source(rng, 57, n),
-        "preverify_items": [(rng.getrandbits(1) << 4) | (i & 0xF) for i in range(n)],
+        "preverify_items": [PreverifyLayout.const({"verify_length": i % 16,
+                                                   "urgent": rng.getrandbits(1)}).as_bits()
+                            for i in range(n)],
         "draft_depth": p["draft_depth"], "p_squash": p["p_squash"],
         "phase_cycles": p["phase_cycles"],
         "stop": False, "pim_done": False, "npu_done": False, "w_squashes": 0,

@@ -1,0 +1,85 @@
+"""The status parts of :class:`ahasd.hw.controller.Controller`'s ``elaborate``: the queue event
+counters and fill levels, and the interrupts (see :mod:`ahasd.hw.controller_flow` for the
+conventions of ``m``, ``ctl``, ``regs`` and the shared namespace ``s``)."""
+
+from amaranth import Cat, Signal
+
+from ahasd.hw.counters import EventCounter
+from ahasd.hw.regmap import load
+
+__all__ = ["INTERRUPTS", "queue_counters", "interrupts"]
+
+#: Interrupt sources in INT_STATUS bit order: the field names of INT_STATUS in hw/regs.rdl.
+INTERRUPTS = tuple(f.name for f in sorted(load()["INT_STATUS"].fields, key=lambda f: f.lsb))
+
+
+def queue_counters(m, ctl, regs, s, npu="npu"):
+    """Event counters of the three queues (each in the domain of its event, read in ``sync``),
+    fill levels and threshold crossings.
+
+    Adds ``s.raw`` (the level of each queue's threshold interrupt, by interrupt name).
+    """
+    q = ctl._queues
+    dq, fq, pq = q.draft, q.feedback, q.preverify
+    discarded_prev = Signal.like(dq.discarded)
+    m.d[npu] += discarded_prev.eq(dq.discarded)
+    events = {
+        "draft_q_pushes": (s.draft_push, "sync"),
+        "draft_q_pops": (dq.o_stream.valid & dq.o_stream.ready, npu),
+        "draft_q_pushbacks": (ctl.draft_in.valid & ~dq.i_stream.ready, "sync"),
+        "feedback_q_pushes": (fq.i_stream.valid & fq.i_stream.ready, npu),
+        "feedback_q_pops": (s.fb_pop, "sync"),
+        "feedback_q_pushbacks": (fq.i_stream.valid & ~fq.i_stream.ready, npu),
+        "preverify_q_pushes": (s.insert, "sync"),
+        "preverify_q_pops": (pq.o_stream.valid & pq.o_stream.ready, "sync"),
+        "preverify_q_pushbacks": (s.want & ~s.deciding & ~pq.i_stream.ready, "sync"),
+        "squashes": (dq.squash & dq.squash_ready, npu),
+        "squash_discarded": (dq.discarded != discarded_prev, npu),
+    }
+    for name, (event, domain) in events.items():
+        counter = EventCounter(domain=domain, read_domain="sync")
+        m.submodules[f"count_{name}"] = counter
+        m.d.comb += [
+            counter.event.eq(event),
+            counter.clear.eq(regs.ctrl.clear_counters),
+            getattr(regs, name).count.eq(counter.count),
+        ]
+    fills = {"draft_q": dq.w_level, "feedback_q": fq.r_level, "preverify_q": pq.w_level}
+    s.raw = {}
+    for (name, fill), depth in zip(fills.items(), ctl.depths):
+        status = getattr(regs, f"{name}_status")
+        threshold = getattr(regs, f"{name}_threshold").threshold
+        m.d.comb += [
+            status.fill.eq(fill),
+            status.empty.eq(fill == 0),
+            status.full.eq(fill >= depth),
+        ]
+        s.raw[name] = Signal(name=f"{name}_over")
+        m.d.comb += s.raw[name].eq((threshold != 0) & (fill >= threshold))
+
+
+def interrupts(m, ctl, regs, s):
+    """INT_STATUS events, INT_RAW levels, ``irq`` and INT_COUNT, for every interrupt source."""
+    tvc = ctl._tvc
+    raw = {**s.raw, "edc_stop": s.last_stop, "tvc_insert": s.last_insert,
+           "tvc_error": tvc.error_count != 0}
+    events = {"edc_stop": s.stop, "tvc_insert": s.insert, "tvc_error": s.tvc_error_event}
+    for name in s.raw:
+        prev = Signal(name=f"{name}_over_prev")
+        m.d.sync += prev.eq(raw[name])
+        events[name] = raw[name] & ~prev   # the rising edge: one event per crossing
+    if set(events) != set(INTERRUPTS):
+        raise AssertionError(f"interrupt sources {sorted(events)} differ from the INT_STATUS "
+                             f"fields {sorted(INTERRUPTS)} of hw/regs.rdl")
+    for name in INTERRUPTS:
+        m.d.comb += [
+            getattr(regs.int_status, f"{name}_set").eq(events[name]),
+            getattr(regs.int_raw, name).eq(raw[name]),
+        ]
+    m.d.comb += [
+        ctl.irq.eq(Cat(*(getattr(regs.int_status, n) & getattr(regs.int_enable, n)
+                         for n in INTERRUPTS)).any()),
+        regs.int_count.count_incr.eq(Cat(*(events[n] & getattr(regs.int_enable, n)
+                                           for n in INTERRUPTS)).any()),
+        regs.int_count.count_clr.eq(regs.ctrl.clear_counters),
+    ]

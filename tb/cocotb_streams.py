@@ -1,0 +1,163 @@
+"""cocotb stream drivers: sources and sinks of ``amaranth.lib.stream`` ports on a Verilated top.
+
+A stream port ``<name>`` appears as ``<name>__valid``, ``<name>__payload`` and ``<name>__ready``
+(absent when the stream is ``always_ready``; see ``docs/streams.md``). The drivers read the
+design in the middle of each cycle (falling edge, read-only phase), when every input set after
+the rising edge and every combinational output have settled, so a handshake seen there is the
+one the next rising edge performs; they drive new values right after the rising edge. Idle and
+backpressure generators (:mod:`ahasd.tb.generators`) insert pauses, the pattern of
+verilog-axis's testbenches (``set_idle_generator`` / ``set_backpressure_generator``).
+
+Payloads are packed and unpacked through their ``amaranth.lib.data`` layout: a source takes a
+dict or dataclass of field values (or an int), a sink hands out ``layout.from_bits(...)``.
+
+Each driver runs its own loop (``start=True``), or, when the order of several drivers within a
+cycle matters to a scoreboard, :func:`run_in_order` runs their ``sample`` and ``drive`` steps
+in a fixed order on one clock.
+"""
+
+import collections
+import dataclasses
+
+import cocotb
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+__all__ = ["StreamSource", "StreamSink", "Step", "run_in_order", "pack", "unpack"]
+
+
+def pack(layout, item):
+    """``item`` (dict, dataclass or int) as the integer of a payload of ``layout``."""
+    if dataclasses.is_dataclass(item):
+        item = dataclasses.asdict(item)
+    if isinstance(item, dict):
+        return layout.const(item).as_bits()
+    return int(item)
+
+
+def unpack(layout, value):
+    """A payload read off the design: ``layout.from_bits`` of it, or an int without layout."""
+    value = int(value)
+    return value if layout is None else layout.from_bits(value)
+
+
+async def run_in_order(clock, parts):
+    """Each cycle of ``clock``: every part's ``sample()`` in order, then every ``drive()``."""
+    while True:
+        await FallingEdge(clock)
+        await ReadOnly()
+        for part in parts:
+            part.sample()
+        await RisingEdge(clock)
+        for part in parts:
+            part.drive()
+
+
+class Step:
+    """A scoreboard step for :func:`run_in_order`: ``sample`` and/or ``drive`` callables."""
+
+    def __init__(self, sample=None, drive=None):
+        self.sample = sample or (lambda: None)
+        self.drive = drive or (lambda: None)
+
+
+class _Port:
+    def __init__(self, dut, name, clock, layout, start):
+        self.name = name
+        self.clock = clock
+        self.layout = layout
+        self.valid = getattr(dut, f"{name}__valid")
+        self.payload = getattr(dut, f"{name}__payload")
+        self.ready = getattr(dut, f"{name}__ready", None)   # None: always_ready
+        if start:
+            cocotb.start_soon(run_in_order(clock, [self]))
+
+
+class StreamSource(_Port):
+    """Drives the ``In`` stream ``<name>`` of ``dut``, synchronous to ``clock``.
+
+    Items come from :meth:`send` (a queue) or, when the queue is empty, from ``fill()`` (return
+    None for "nothing now"). An offered item stays valid until taken. ``on_accept(item)`` runs
+    for each item taken; :attr:`stalls` counts cycles an item waited with ``ready`` low.
+    """
+
+    def __init__(self, dut, name, clock, layout=None, *, fill=None, on_accept=None, start=True):
+        self.queue = collections.deque()
+        self.fill = fill
+        self.on_accept = on_accept
+        self.current = None
+        self.accepted = 0
+        self.stalls = 0
+        self._idle = None
+        super().__init__(dut, name, clock, layout, start)
+        self.valid.value = 0
+        self.payload.value = 0
+
+    def set_idle_generator(self, generator):
+        self._idle = generator
+
+    def send(self, item):
+        self.queue.append(item)
+
+    @property
+    def busy(self):
+        """An item is offered or queued."""
+        return self.current is not None or bool(self.queue)
+
+    def withdraw(self):
+        """Drop the offered item (only for requests that may be taken back, not data)."""
+        self.current = None
+        self.valid.value = 0
+
+    def sample(self):
+        if self.current is None:
+            return
+        if self.ready is None or int(self.ready.value):
+            item, self.current = self.current, None
+            self.accepted += 1
+            if self.on_accept is not None:
+                self.on_accept(item)
+        else:
+            self.stalls += 1
+
+    def drive(self):
+        if self.current is None and not (self._idle is not None and next(self._idle)):
+            if self.queue:
+                self.current = self.queue.popleft()
+            elif self.fill is not None:
+                self.current = self.fill()
+        self.valid.value = self.current is not None
+        if self.current is not None:
+            self.payload.value = pack(self.layout, self.current)
+
+
+class StreamSink(_Port):
+    """Takes the ``Out`` stream ``<name>`` of ``dut``, synchronous to ``clock``.
+
+    Each payload taken (unpacked through ``layout``) goes to :attr:`items` (unless
+    ``keep=False``) and to ``on_item(payload)``. The backpressure generator holds ``ready`` low
+    in the cycles it yields True; an ``always_ready`` stream is only monitored.
+    """
+
+    def __init__(self, dut, name, clock, layout=None, *, on_item=None, keep=True, start=True):
+        self.on_item = on_item
+        self.keep = keep
+        self.items = []
+        self._backpressure = None
+        super().__init__(dut, name, clock, layout, start)
+        if self.ready is not None:
+            self.ready.value = 0
+
+    def set_backpressure_generator(self, generator):
+        self._backpressure = generator
+
+    def sample(self):
+        if int(self.valid.value) and (self.ready is None or int(self.ready.value)):
+            item = unpack(self.layout, self.payload.value)
+            if self.keep:
+                self.items.append(item)
+            if self.on_item is not None:
+                self.on_item(item)
+
+    def drive(self):
+        if self.ready is not None:
+            self.ready.value = not (self._backpressure is not None and next(self._backpressure))
