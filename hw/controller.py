@@ -44,7 +44,7 @@ from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDCParams
 from ahasd.sim.blocks.tvc import TVCParams
 
-__all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS"]
+__all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]
 
 #: EDC_CTRL.mode values by name: the enumeration of the field in hw/regs.rdl.
 EDC_MODES = load()["EDC_CTRL"].field("mode").values
@@ -53,6 +53,11 @@ EDC_MODES = load()["EDC_CTRL"].field("mode").values
 RANKS = 16
 
 INTERRUPTS = status.INTERRUPTS
+
+#: Payload of the ``decision`` stream: ``draft`` = keep drafting ahead.
+DECISION = data.StructLayout({"draft": 1})
+#: Payload of the ``draft_request`` stream: the tokens to draft.
+DRAFT_REQUEST = data.StructLayout({"length": Task["length"].shape})
 
 
 class Controller(wiring.Component):
@@ -133,14 +138,13 @@ class Controller(wiring.Component):
             "irq": Out(1),
             "draft_in": In(stream.Signature(DraftDescriptor)),
             "draft_squash": Out(1),
-            "decision": Out(stream.Signature(data.StructLayout({"draft": 1}), always_ready=True)),
+            "decision": Out(stream.Signature(DECISION, always_ready=True)),
             "feedback_out": Out(stream.Signature(FeedbackDescriptor)),
             "record": In(stream.Signature(self._tvc.record_layout)),
             "tvc_inputs": In(wiring.Signature({"kv_len": Out(tp.length_bits),
                                                "now": Out(tp.cycles_bits),
                                                "pending": Out(tp.length_bits)})),
-            "draft_request": In(stream.Signature(
-                data.StructLayout({"length": Task["length"].shape}))),
+            "draft_request": In(stream.Signature(DRAFT_REQUEST)),
             "task": Out(stream.Signature(Task, always_ready=True)),
             "task_done": In(1),
             "rank_en": Out(RANKS),

@@ -17,7 +17,7 @@ input is held off (``ready`` low) from the ``last`` element until the result has
 30 cycles per stream.
 """
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 

@@ -61,6 +61,10 @@ class Field:
     def mask(self):
         return ((1 << self.width) - 1) << self.lsb
 
+    def extract(self, word):
+        """This field's value in the register word ``word``."""
+        return (word & self.mask) >> self.lsb
+
     @property
     def values(self):
         """``{name: value}`` of the field's enumeration (empty for a plain number)."""

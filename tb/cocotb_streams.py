@@ -34,10 +34,16 @@ def pack(layout, item):
     return int(item)
 
 
-def unpack(layout, value):
-    """A payload read off the design: ``layout.from_bits`` of it, or an int without layout."""
+def unpack(layout, value, cls=None):
+    """A payload read off the design: ``layout.from_bits`` of it (an int without layout), or,
+    with a dataclass ``cls`` (a golden descriptor, say), that class built from the fields."""
     value = int(value)
-    return value if layout is None else layout.from_bits(value)
+    if layout is None:
+        return value
+    fields = layout.from_bits(value)
+    if cls is None:
+        return fields
+    return cls(**{f.name: int(fields[f.name]) for f in dataclasses.fields(cls)})
 
 
 async def run_in_order(clock, parts):
@@ -133,12 +139,15 @@ class StreamSource(_Port):
 class StreamSink(_Port):
     """Takes the ``Out`` stream ``<name>`` of ``dut``, synchronous to ``clock``.
 
-    Each payload taken (unpacked through ``layout``) goes to :attr:`items` (unless
-    ``keep=False``) and to ``on_item(payload)``. The backpressure generator holds ``ready`` low
-    in the cycles it yields True; an ``always_ready`` stream is only monitored.
+    Each payload taken (unpacked through ``layout``, into a ``cls`` if given: see
+    :func:`unpack`) goes to :attr:`items` (unless ``keep=False``) and to ``on_item(payload)``.
+    The backpressure generator holds ``ready`` low in the cycles it yields True; an
+    ``always_ready`` stream is only monitored.
     """
 
-    def __init__(self, dut, name, clock, layout=None, *, on_item=None, keep=True, start=True):
+    def __init__(self, dut, name, clock, layout=None, *, cls=None, on_item=None, keep=True,
+                 start=True):
+        self.cls = cls
         self.on_item = on_item
         self.keep = keep
         self.items = []
@@ -152,7 +161,7 @@ class StreamSink(_Port):
 
     def sample(self):
         if int(self.valid.value) and (self.ready is None or int(self.ready.value)):
-            item = unpack(self.layout, self.payload.value)
+            item = unpack(self.layout, self.payload.value, self.cls)
             if self.keep:
                 self.items.append(item)
             if self.on_item is not None:

@@ -10,9 +10,9 @@ are still carried out where that makes sense (a read returns data) so that a tes
 flag and what the controller did; tests assert ``error == 0``.
 """
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Const, Module, Signal
 from amaranth.lib import enum, memory, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import Cmd, command_signature

@@ -5,7 +5,6 @@ the batch means must be within the entropy unit's 0.02-nat bound of the float me
 """
 
 import numpy as np
-import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from ahasd.tb.amaranth_sim import simulate
