@@ -6,7 +6,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.draft_queue import check_domain
+from ahasd.sim.params import COUNTER_BITS, check_domain, check_int
 
 __all__ = ["EventCounter"]
 
@@ -24,7 +24,7 @@ class EventCounter(wiring.Component):
     Parameters (keyword-only)
     -------------------------
     width : int
-        Counter bits (wraps); default 32.
+        Counter bits (wraps); default :data:`ahasd.sim.params.COUNTER_BITS` (32).
     domain, read_domain : str
         Domain of ``event`` and of ``clear`` / ``count`` (default both ``"sync"``).
 
@@ -39,12 +39,11 @@ class EventCounter(wiring.Component):
         by the synchroniser (about three read-domain cycles).
     """
 
-    def __init__(self, *, width=32, domain="sync", read_domain="sync"):
+    def __init__(self, *, width=COUNTER_BITS, domain="sync", read_domain="sync"):
         with rejecting_construction(self):
-            if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width <= 64:
-                raise ValueError(f"width must be an integer in 1..64, not {width!r}")
-            check_domain(domain, "domain")
-            check_domain(read_domain, "read_domain")
+            check_int("width", width, 1, 64)
+            check_domain("domain", domain)
+            check_domain("read_domain", read_domain)
         self.width = width
         self.domain = domain
         self.read_domain = read_domain

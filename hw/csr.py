@@ -11,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.regmap import DATA_WIDTH, load
+from ahasd.sim.params import check_int
 
 __all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "axil_ports", "field_ports"]
 
@@ -91,9 +92,7 @@ class CSR(wiring.Component):
     def __init__(self, *, regmap=None, addr_width=8):
         self.regmap = regmap if regmap is not None else load()
         with rejecting_construction(self):
-            if not isinstance(addr_width, int) or isinstance(addr_width, bool) or \
-                    not 3 <= addr_width <= 32:
-                raise ValueError(f"addr_width must be an integer in 3..32, not {addr_width!r}")
+            check_int("addr_width", addr_width, 3, 32)
             if self.regmap.size > 1 << addr_width:
                 raise ValueError(f"addr_width {addr_width} is too narrow for the register map "
                                  f"(it spans 0x{self.regmap.size:X} bytes)")

@@ -47,22 +47,9 @@ from amaranth.utils import ceil_log2
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
+from ahasd.sim.params import COUNTER_BITS, check_domain, check_power_of_two
 
-__all__ = ["DraftQueue", "COUNTER_BITS", "check_depth", "check_domain", "epoch_bits_for"]
-
-#: Width of the ``discarded`` counter (wraps).
-COUNTER_BITS = 32
-
-
-def check_depth(depth, name="depth"):
-    """Raise ``ValueError`` unless ``depth`` is a power of two >= 2."""
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 2 or depth & (depth - 1):
-        raise ValueError(f"{name} must be a power of two >= 2, not {depth!r}")
-
-
-def check_domain(domain, name):
-    if not isinstance(domain, str) or not domain.isidentifier():
-        raise ValueError(f"{name} must be a clock domain name, not {domain!r}")
+__all__ = ["DraftQueue", "epoch_bits_for"]
 
 
 def epoch_bits_for(depth):
@@ -113,15 +100,15 @@ class DraftQueue(wiring.Component):
         Low while the previous squash has not yet been adopted by the write side.
     r_level : Out(ceil_log2(depth + 1)), read domain
         FIFO fill as the consumer sees it (includes stale entries).
-    discarded : Out(32), read domain
+    discarded : Out(COUNTER_BITS), read domain
         Stale entries removed so far (wraps).
     """
 
     def __init__(self, *, depth=64, layout=DraftDescriptor, w_domain="pim", r_domain="npu"):
         with rejecting_construction(self):
-            check_depth(depth)
-            check_domain(w_domain, "w_domain")
-            check_domain(r_domain, "r_domain")
+            check_power_of_two("depth", depth, low=2)
+            check_domain("w_domain", w_domain)
+            check_domain("r_domain", r_domain)
             if w_domain == r_domain:
                 raise ValueError(f"w_domain and r_domain must differ, both are {w_domain!r}")
         self.depth = depth

@@ -11,11 +11,9 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
+from ahasd.sim.params import COUNTER_BITS
 
-__all__ = ["EDC", "COUNTER_BITS", "decision_layout"]
-
-#: Width of the statistics counters (they wrap).
-COUNTER_BITS = 32
+__all__ = ["EDC", "decision_layout"]
 
 
 def decision_layout(index_bits):
@@ -44,7 +42,7 @@ class EDC(wiring.Component):
         Number of unverified look-ahead batches (saturating).
     pending : Out(fifo_depth_log2 + 1)
         Entries in the FIFO of pending (index, bucket) pairs.
-    decisions, suppressed, verifications, squashes, fifo_drops : Out(32)
+    decisions, suppressed, verifications, squashes, fifo_drops : Out(COUNTER_BITS)
         Wrapping statistics counters; ``suppressed`` counts *stop* decisions when they appear on
         ``decision_*``, the others count at the input event.
 

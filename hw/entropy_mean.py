@@ -11,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.entropy import EntropyUnit
+from ahasd.sim.params import check_int
 
 __all__ = ["BatchEntropy", "batch_logit_layout"]
 
@@ -43,8 +44,7 @@ class BatchEntropy(wiring.Component):
 
     def __init__(self, *, max_batch=16, logit_width=16, logit_frac=8, max_vocab=65535):
         with rejecting_construction(self):
-            if not isinstance(max_batch, int) or not 1 <= max_batch <= 256:
-                raise ValueError(f"max_batch must be an integer in 1..256, not {max_batch!r}")
+            check_int("max_batch", max_batch, 1, 256)
             self.entropy = EntropyUnit(logit_width=logit_width, logit_frac=logit_frac,
                                        max_vocab=max_vocab)
         self.max_batch = max_batch

@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import Cmd, command_signature
 from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.sim.params import check_instance, check_positive, check_power_of_two
 
 __all__ = ["GEMV"]
 
@@ -67,13 +68,10 @@ class GEMV(wiring.Component):
 
     def __init__(self, *, config=DRAMConfig(), max_n=4096, max_m=4096):
         with rejecting_construction(self):
-            if not isinstance(config, DRAMConfig):
-                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
-            if config.n_banks & (config.n_banks - 1):
-                raise ValueError(f"config.n_banks must be a power of two, not {config.n_banks}")
-            for name, value in (("max_n", max_n), ("max_m", max_m)):
-                if not isinstance(value, int) or value < 1:
-                    raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            check_instance("config", config, DRAMConfig)
+            check_power_of_two("config.n_banks", config.n_banks)
+            check_positive("max_n", max_n, integer=True)
+            check_positive("max_m", max_m, integer=True)
         self.config = config
         self.max_n = max_n
         self.max_m = max_m

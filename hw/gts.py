@@ -10,6 +10,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks import gts as golden
+from ahasd.sim.params import COUNTER_BITS
 
 __all__ = ["GTS", "GTSState", "TaskKind", "Task"]
 
@@ -60,7 +61,7 @@ class GTS(wiring.Component):
         The one switch cycle after a change of working mode (weights); requests are refused.
     draft_mask, preverify_mask : Out(ranks)
         The current masks (for CSR read-back).
-    switch_count, busy_count, stall_count : Out(32)
+    switch_count, busy_count, stall_count : Out(COUNTER_BITS)
         Working-mode switches, non-IDLE cycles, cycles a request was refused (wrapping).
     """
 
@@ -81,9 +82,9 @@ class GTS(wiring.Component):
             "switching": Out(1),
             "draft_mask": Out(n, init=p.draft_mask),
             "preverify_mask": Out(n, init=p.preverify_mask),
-            "switch_count": Out(golden.COUNTER_BITS),
-            "busy_count": Out(golden.COUNTER_BITS),
-            "stall_count": Out(golden.COUNTER_BITS),
+            "switch_count": Out(COUNTER_BITS),
+            "busy_count": Out(COUNTER_BITS),
+            "stall_count": Out(COUNTER_BITS),
         })
 
     def elaborate(self, platform):

@@ -23,7 +23,8 @@ from amaranth.utils import ceil_log2
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
-from ahasd.hw.draft_queue import DraftQueue, check_depth, check_domain
+from ahasd.hw.draft_queue import DraftQueue
+from ahasd.sim.params import check_domain, check_power_of_two
 
 __all__ = ["DescriptorQueue", "Queues"]
 
@@ -53,9 +54,9 @@ class DescriptorQueue(wiring.Component):
 
     def __init__(self, *, layout, depth, w_domain="sync", r_domain="sync"):
         with rejecting_construction(self):
-            check_depth(depth)
-            check_domain(w_domain, "w_domain")
-            check_domain(r_domain, "r_domain")
+            check_power_of_two("depth", depth, low=2)
+            check_domain("w_domain", w_domain)
+            check_domain("r_domain", r_domain)
         self.layout = layout
         self.depth = depth
         self.w_domain = w_domain
@@ -118,11 +119,11 @@ class Queues(wiring.Component):
     def __init__(self, *, draft_depth=64, feedback_depth=32, preverify_depth=16,
                  npu_domain="npu", pim_domain="pim"):
         with rejecting_construction(self):
-            check_depth(draft_depth, "draft_depth")
-            check_depth(feedback_depth, "feedback_depth")
-            check_depth(preverify_depth, "preverify_depth")
-            check_domain(npu_domain, "npu_domain")
-            check_domain(pim_domain, "pim_domain")
+            check_power_of_two("draft_depth", draft_depth, low=2)
+            check_power_of_two("feedback_depth", feedback_depth, low=2)
+            check_power_of_two("preverify_depth", preverify_depth, low=2)
+            check_domain("npu_domain", npu_domain)
+            check_domain("pim_domain", pim_domain)
             if npu_domain == pim_domain:
                 raise ValueError(f"npu_domain and pim_domain must differ, both are "
                                  f"{npu_domain!r}")

@@ -28,9 +28,10 @@ before the edge), then applies the edge.
 import enum
 from dataclasses import dataclass
 
+from ahasd.sim.params import COUNTER_BITS
+
 __all__ = ["State", "TaskKind", "GTSParams", "GTSCycle", "GTS", "COUNTER_BITS"]
 
-COUNTER_BITS = 32
 _COUNTER_MASK = (1 << COUNTER_BITS) - 1
 #: Bits of a task's length field.
 LENGTH_BITS = 8

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ahasd.sim.params import check_positive, check_unit
+
 __all__ = ["DraftStep", "DraftPolicy", "FixedPolicy", "SpecDecPPPolicy", "SVIPPolicy",
            "AdaEDLPolicy", "BanditSpecPolicy", "AcceptancePredictor", "POLICIES", "make_policy"]
 
@@ -51,20 +53,6 @@ class DraftStep:
     position: int        #: 1-based position of the token in its batch
     entropy: float       #: entropy of the draft distribution at this position, nats
     q: float             #: draft probability of the drafted token
-
-
-def _check_positive(name, value, *, integer=False, upper=None):
-    ok = (isinstance(value, int) and not isinstance(value, bool)) if integer \
-        else isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value <= 0 or (upper is not None and value > upper):
-        kind = "a positive integer" if integer else "a positive number"
-        extra = f" <= {upper}" if upper is not None else ""
-        raise ValueError(f"{name} must be {kind}{extra}, not {value!r}")
-
-
-def _check_unit(name, value):
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-        raise ValueError(f"{name} must be a number in [0, 1], not {value!r}")
 
 
 class DraftPolicy:
@@ -79,8 +67,8 @@ class DraftPolicy:
     name = "base"
 
     def __init__(self, *, min_len=1, max_len=8):
-        _check_positive("min_len", min_len, integer=True)
-        _check_positive("max_len", max_len, integer=True)
+        check_positive("min_len", min_len, integer=True)
+        check_positive("max_len", max_len, integer=True)
         if min_len > max_len:
             raise ValueError(f"min_len must be <= max_len, not {min_len} > {max_len}")
         self.min_len = min_len
@@ -108,7 +96,7 @@ class FixedPolicy(DraftPolicy):
 
     def __init__(self, *, k=4, min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
-        _check_positive("k", k, integer=True)
+        check_positive("k", k, integer=True)
         self.k = k
 
     def stop(self, step):
@@ -176,7 +164,7 @@ class SpecDecPPPolicy(DraftPolicy):
 
     def __init__(self, *, predictor=None, h=0.5, min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
-        _check_unit("h", h)
+        check_unit("h", h)
         if predictor is not None and not isinstance(predictor, AcceptancePredictor):
             raise ValueError(f"predictor must be an AcceptancePredictor, not {predictor!r}")
         self.predictor = predictor or AcceptancePredictor()
@@ -202,7 +190,7 @@ class SVIPPolicy(DraftPolicy):
 
     def __init__(self, *, h=0.6, min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
-        _check_positive("h", h)
+        check_positive("h", h)
         self.h = h
 
     def stop(self, step):
@@ -220,9 +208,9 @@ class AdaEDLPolicy(DraftPolicy):
     def __init__(self, *, gamma=0.15, lam=0.3, target=0.5, eta=0.05, beta=0.9,
                  min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
-        _check_positive("gamma", gamma)
+        check_positive("gamma", gamma)
         for name, value in (("lam", lam), ("target", target), ("eta", eta), ("beta", beta)):
-            _check_unit(name, value)
+            check_unit(name, value)
         self.gamma, self.lam, self.target, self.eta, self.beta = gamma, lam, target, eta, beta
         self.lam0 = lam
         self.ema = target
@@ -248,9 +236,9 @@ class BanditSpecPolicy(DraftPolicy):
     def __init__(self, *, arms=(1, 2, 3, 4, 6, 8), c=1.0, draft_cost=1.0, verify_cost=5.0,
                  min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
-        _check_positive("c", c)
-        _check_positive("draft_cost", draft_cost)
-        _check_positive("verify_cost", verify_cost)
+        check_positive("c", c)
+        check_positive("draft_cost", draft_cost)
+        check_positive("verify_cost", verify_cost)
         arms = sorted({a for a in arms if min_len <= a <= max_len})
         if not arms or not all(isinstance(a, int) for a in arms):
             raise ValueError(f"arms must hold integers within [min_len, max_len], not {arms!r}")
