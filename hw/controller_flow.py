@@ -229,9 +229,9 @@ def gts_tasks(m, ctl, regs, s):
         pq.o_stream.ready.eq(offer_pre & gts.i_task.ready),
         ctl.draft_request.ready.eq(offer_draft & gts.i_task.ready),
         gts.done.eq(ctl.task_done),
-        gts.cfg_we.eq(1),   # the masks follow their registers one cycle later
-        gts.cfg_draft_mask.eq(regs.gts_draft_mask.mask),
-        gts.cfg_preverify_mask.eq(regs.gts_preverify_mask.mask),
+        gts.cfg.valid.eq(1),   # the masks follow their registers one cycle later
+        gts.cfg.payload.draft_mask.eq(regs.gts_draft_mask.mask),
+        gts.cfg.payload.preverify_mask.eq(regs.gts_preverify_mask.mask),
         ctl.rank_en.eq(gts.rank_en),
         regs.gts_status.state.eq(gts.state),
         regs.gts_status.switching.eq(gts.switching),

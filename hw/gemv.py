@@ -62,7 +62,7 @@ class GEMV(wiring.Component):
         last result leaving.
     cmd, cmd_bank, cmd_row, cmd_col : out
         DRAM command bus.
-    rd_valid, rd_data : in
+    rd : In(stream.Signature(8 * burst_bytes, always_ready=True))
         Read data from the DRAM (any fixed latency up to ``config.t_rl``).
     """
 
@@ -85,8 +85,7 @@ class GEMV(wiring.Component):
             "busy": Out(1),
             "error": Out(1),
             "cycles": Out(32),
-            "rd_valid": In(1),
-            "rd_data": In(8 * config.burst_bytes),
+            "rd": In(stream.Signature(8 * config.burst_bytes, always_ready=True)),
         }
         sig.update(command_signature(config))
         super().__init__(sig)
@@ -261,14 +260,14 @@ class GEMV(wiring.Component):
         m.d.comb += [
             tags.w_en.eq(tag_push),
             tags.w_data.eq(xr.data.as_unsigned() | (tag_last << 8)),
-            tags.r_en.eq(self.rd_valid),
+            tags.r_en.eq(self.rd.valid),
         ]
         x_now = Signal(signed(8))
         land_last = Signal()
-        m.d.comb += [x_now.eq(tags.r_data[:8]), land_last.eq(self.rd_valid & tags.r_data[8])]
+        m.d.comb += [x_now.eq(tags.r_data[:8]), land_last.eq(self.rd.valid & tags.r_data[8])]
 
         m.d.sync += [
-            pending.eq(pending + rd_issued - self.rd_valid),
+            pending.eq(pending + rd_issued - self.rd.valid),
             last_inflight.eq(last_inflight + (rd_issued & rd_last) - land_last),
         ]
 
@@ -277,9 +276,9 @@ class GEMV(wiring.Component):
         prods = []
         for l in range(lanes):
             p = Signal(signed(16), name=f"prod{l}")
-            m.d.comb += p.eq(self.rd_data.word_select(l, 8).as_signed() * x_now)
+            m.d.comb += p.eq(self.rd.payload.word_select(l, 8).as_signed() * x_now)
             prods.append(p)
-        with m.If(self.rd_valid):
+        with m.If(self.rd.valid):
             for l in range(lanes):
                 with m.If(land_last):
                     m.d.sync += acc[l].eq(0)

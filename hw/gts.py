@@ -12,7 +12,7 @@ from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks import gts as golden
 from ahasd.sim.params import COUNTER_BITS
 
-__all__ = ["GTS", "GTSState", "TaskKind", "Task"]
+__all__ = ["GTS", "GTSState", "TaskKind", "Task", "cfg_layout"]
 
 
 class GTSState(enum.Enum, shape=2):
@@ -28,6 +28,11 @@ class TaskKind(enum.Enum, shape=1):
 
 #: A task request: kind (bit 0), length in tokens (bits 1..8).
 Task = data.StructLayout({"kind": TaskKind, "length": golden.LENGTH_BITS})
+
+
+def cfg_layout(ranks):
+    """Payload of the GTS ``cfg`` stream: both rank masks."""
+    return data.StructLayout({"draft_mask": ranks, "preverify_mask": ranks})
 
 
 class GTS(wiring.Component):
@@ -51,8 +56,8 @@ class GTS(wiring.Component):
         first cycle with its ``rank_en`` (the PIM ranks take it; no back-pressure, they are free).
     done : In(1)
         The running task finishes in this cycle (ignored in IDLE).
-    cfg_we, cfg_draft_mask, cfg_preverify_mask : In(1), In(ranks), In(ranks)
-        CSR write of both masks, effective from the next cycle.
+    cfg : In(stream.Signature({draft_mask: ranks, preverify_mask: ranks}, always_ready=True))
+        CSR write of both masks (:meth:`cfg_layout`), effective from the next cycle.
     state : Out(GTSState)
         IDLE 0, DRAFT 1, PREVERIFY 2 (the encoding of the ``GTS_STATUS`` register).
     rank_en : Out(ranks)
@@ -74,9 +79,7 @@ class GTS(wiring.Component):
             "i_task": In(stream.Signature(Task)),
             "o_task": Out(stream.Signature(Task, always_ready=True)),
             "done": In(1),
-            "cfg_we": In(1),
-            "cfg_draft_mask": In(n),
-            "cfg_preverify_mask": In(n),
+            "cfg": In(stream.Signature(cfg_layout(n), always_ready=True)),
             "state": Out(GTSState),
             "rank_en": Out(n),
             "switching": Out(1),
@@ -128,9 +131,9 @@ class GTS(wiring.Component):
         with m.Elif(self.done):
             m.d.sync += self.state.eq(GTSState.IDLE)
 
-        with m.If(self.cfg_we):
+        with m.If(self.cfg.valid):
             m.d.sync += [
-                self.draft_mask.eq(self.cfg_draft_mask),
-                self.preverify_mask.eq(self.cfg_preverify_mask),
+                self.draft_mask.eq(self.cfg.payload.draft_mask),
+                self.preverify_mask.eq(self.cfg.payload.preverify_mask),
             ]
         return m

@@ -11,7 +11,7 @@ flag and what the controller did; tests assert ``error == 0``.
 """
 
 from amaranth.hdl import Array, Const, Module, Signal
-from amaranth.lib import enum, memory, wiring
+from amaranth.lib import enum, memory, stream, wiring
 from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
@@ -53,7 +53,7 @@ class DRAMBankModel(wiring.Component):
     -----
     cmd, cmd_bank, cmd_row, cmd_col : in
         Command bus.
-    rd_valid, rd_data : out
+    rd : Out(stream.Signature(8 * burst_bytes, always_ready=True))
         Read data, ``t_rl`` cycles after the RD.
     error, error_code : out
         Sticky violation flag and the first :class:`DRAMError`.
@@ -73,8 +73,7 @@ class DRAMBankModel(wiring.Component):
         self._init = init
         sig = {name: member.flip() for name, member in command_signature(config).items()}
         sig.update({
-            "rd_valid": Out(1),
-            "rd_data": Out(8 * config.burst_bytes),
+            "rd": Out(stream.Signature(8 * config.burst_bytes, always_ready=True)),
             "error": Out(1),
             "error_code": Out(DRAMError),
             "reads": Out(32),
@@ -178,8 +177,8 @@ class DRAMBankModel(wiring.Component):
             valid_line.append(v)
             addr_line.append(a)
         m.d.comb += [rd.addr.eq(addr_line[-1]), rd.en.eq(valid_line[-1])]
-        m.d.sync += self.rd_valid.eq(valid_line[-1])
-        m.d.comb += self.rd_data.eq(rd.data)
+        m.d.sync += self.rd.valid.eq(valid_line[-1])
+        m.d.comb += self.rd.payload.eq(rd.data)
         return m
 
 

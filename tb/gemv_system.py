@@ -73,8 +73,8 @@ class GEMVSystem(wiring.Component):
             self.busy.eq(g.busy), self.error.eq(g.error), self.cycles.eq(g.cycles),
             d.cmd.eq(g.cmd), d.cmd_bank.eq(g.cmd_bank), d.cmd_row.eq(g.cmd_row),
             d.cmd_col.eq(g.cmd_col),
-            g.rd_valid.eq(d.rd_valid), g.rd_data.eq(d.rd_data),
             self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
             self.reads.eq(d.reads),
         ]
+        wiring.connect(m, d.rd, g.rd)
         return m

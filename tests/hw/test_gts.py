@@ -6,7 +6,7 @@ import pytest
 from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.blocks import port_list, to_verilog
-from ahasd.hw.gts import GTS, GTSState, Task, TaskKind
+from ahasd.hw.gts import GTS, GTSState, Task, TaskKind, cfg_layout
 from ahasd.sim.blocks import gts as golden
 from ahasd.cosim.model import VerilatedModel
 
@@ -33,6 +33,11 @@ def task_word(task):
     return Task.const({"kind": kind, "length": length}).as_bits()
 
 
+def cfg_word(ranks, cfg):
+    draft, preverify = cfg or (0, 0)
+    return cfg_layout(ranks).const({"draft_mask": draft, "preverify_mask": preverify}).as_bits()
+
+
 def test_enums_match_the_golden_model():
     assert {s.name: s.value for s in GTSState} == {s.name: int(s) for s in golden.State}
     assert {k.name: k.value for k in TaskKind} == {k.name: int(k) for k in golden.TaskKind}
@@ -48,11 +53,12 @@ def test_rtl_matches_golden_in_amaranth_sim(name):
     async def tb(ctx):
         for n, ((task, done, cfg), out) in enumerate(zip(inputs, expected)):
             ctx.set(dut.i_task.valid, task is not None)
-            ctx.set(dut.i_task.payload.as_value(), task_word(task) if task else 0)
+            kind, length = task or (0, 0)
+            ctx.set(dut.i_task.payload, {"kind": kind, "length": length})
             ctx.set(dut.done, done)
-            ctx.set(dut.cfg_we, cfg is not None)
-            ctx.set(dut.cfg_draft_mask, cfg[0] if cfg else 0)
-            ctx.set(dut.cfg_preverify_mask, cfg[1] if cfg else 0)
+            ctx.set(dut.cfg.valid, cfg is not None)
+            draft, preverify = cfg or (0, 0)
+            ctx.set(dut.cfg.payload, {"draft_mask": draft, "preverify_mask": preverify})
             start = ctx.get(dut.o_task.valid)
             task = ctx.get(dut.o_task.payload)
             got = (ctx.get(dut.i_task.ready), ctx.get(dut.state.as_value()), ctx.get(dut.rank_en),
@@ -76,8 +82,8 @@ def test_rtl_matches_golden_verilated_200k_cycles():
     rows = []
     for task, done, cfg in stim:
         values = {"i_task__valid": task is not None, "i_task__payload": task_word(task) if task else 0,
-                  "done": done, "cfg_we": cfg is not None,
-                  "cfg_draft_mask": cfg[0] if cfg else 0, "cfg_preverify_mask": cfg[1] if cfg else 0}
+                  "done": done, "cfg__valid": cfg is not None,
+                  "cfg__payload": cfg_word(dut.params.ranks, cfg)}
         rows.append((0,) + tuple(int(values[name]) for name, _ in inputs))
     results = model.run([(1,) + (0,) * len(inputs)] + rows)[1:]   # one reset cycle first
     assert len(results) == len(expected)

@@ -27,8 +27,8 @@ def drive(program, config=CFG, init=()):
             ctx.set(dut.cmd_bank, bank)
             ctx.set(dut.cmd_row, row)
             ctx.set(dut.cmd_col, col)
-            if ctx.get(dut.rd_valid):
-                seen["data"][cycle] = ctx.get(dut.rd_data)
+            if ctx.get(dut.rd.valid):
+                seen["data"][cycle] = ctx.get(dut.rd.payload)
             await ctx.tick()
         seen["code"] = ctx.get(dut.error_code)
         seen["error"] = ctx.get(dut.error)
