@@ -1,7 +1,8 @@
 """cocotb scoreboard for the Verilated entropy unit: every output against the golden mirror.
 
-Run by ``tests/hw/test_entropy_cocotb.py``. Inputs change at the falling edge and are sampled by the
-rising edge that follows; outputs are read at the falling edge (those of the previous rising edge).
+Run by ``tests/hw/test_entropy_cocotb.py``. The logits go in through the shared stream source
+(payloads through the unit's logit layout), the results come out through the stream sink
+(:mod:`ahasd.tb.cocotb_streams`).
 """
 
 import random
@@ -11,9 +12,11 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
+from ahasd.hw.entropy import logit_layout
 from ahasd.sim.blocks.entropy import entropy_float, entropy_fx
-
 from ahasd.tb.cocotb_run import params
+from ahasd.tb.cocotb_streams import StreamSink, StreamSource
+from ahasd.tb.generators import pauses
 
 
 def make_streams(p):
@@ -33,34 +36,24 @@ async def streams_match_golden(dut):
     streams = make_streams(p)
     expected = [entropy_fx(s) for s in streams]
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    dut.i_stream__valid.value = 0
-    dut.o_stream__ready.value = 0
+    source = StreamSource(dut, "i_stream", dut.clk, logit_layout(16))
+    sink = StreamSink(dut, "o_stream", dut.clk)
+    current = {"n": 0}
+    # The first three (full-vocabulary) streams see a ready consumer, the rest backpressure.
+    sink.set_backpressure_generator(pauses(lambda: 0.0 if current["n"] < 3 else 0.5, rnd))
     dut.rst.value = 1
     await FallingEdge(dut.clk)
     await FallingEdge(dut.clk)
     dut.rst.value = 0
 
-    got = []
     for n, s in enumerate(streams):
-        i = 0
-        while i < len(s):
-            dut.i_stream__valid.value = 1
-            dut.i_stream__payload.value = (int(s[i]) & 0xFFFF) | (int(i == len(s) - 1) << 16)
-            ready = int(dut.i_stream__ready.value)
+        current["n"] = n
+        for i, logit in enumerate(s):
+            source.send({"logit": int(logit), "last": int(i == len(s) - 1)})
+        while len(sink.items) <= n:
             await FallingEdge(dut.clk)
-            i += ready
-        dut.i_stream__valid.value = 0
-        while True:
-            ready = int(n < 3 or rnd.random() < 0.5)
-            dut.o_stream__ready.value = ready
-            valid = int(dut.o_stream__valid.value)
-            value = int(dut.o_stream__payload.value)
-            await FallingEdge(dut.clk)
-            if valid and ready:
-                got.append(value)
-                break
-        dut.o_stream__ready.value = 0
-        assert got[-1] == expected[n], f"stream {n} (V={len(s)}): RTL {got[-1]}, golden {expected[n]}"
+        got = sink.items[n]
+        assert got == expected[n], f"stream {n} (V={len(s)}): RTL {got}, golden {expected[n]}"
         if len(s) == p["vocab"]:
-            assert abs(got[-1] / 4096 - entropy_float(s)) <= 0.02
+            assert abs(got / 4096 - entropy_float(s)) <= 0.02
     assert int(dut.error.value) == 0
