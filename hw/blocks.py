@@ -62,6 +62,8 @@ def to_verilog(component, name):
     output is the same everywhere.
     """
     from amaranth.back import verilog
+    # The only way to name port directions in Amaranth 0.5 (verilog.convert uses it the same
+    # way when it builds the ports of a component itself).
     from amaranth.hdl._ir import PortDirection
     from amaranth.lib import wiring
     ports = {name: (value, PortDirection.Input if member.flow == wiring.In

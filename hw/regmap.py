@@ -65,6 +65,12 @@ class Field:
         """This field's value in the register word ``word``."""
         return (word & self.mask) >> self.lsb
 
+    def insert(self, word, value):
+        """The register word ``word`` with this field set to ``value``."""
+        if not 0 <= value < 1 << self.width:
+            raise ValueError(f"field {self.name} holds {self.width} bits, not {value!r}")
+        return word & ~self.mask | value << self.lsb
+
     @property
     def values(self):
         """``{name: value}`` of the field's enumeration (empty for a plain number)."""

@@ -126,10 +126,11 @@ class AxiLiteTB:
 
     async def read_field(self, ident, name):
         """One field of a register, by the register map's field position."""
-        field = self.regmap[ident].field(name)
-        return (await self.read_reg(ident) & field.mask) >> field.lsb
+        return self.regmap[ident].field(name).extract(await self.read_reg(ident))
 
     def field_word(self, ident, **values):
         """The register word with the named fields at ``values`` (others 0)."""
-        reg = self.regmap[ident]
-        return sum(value << reg.field(name).lsb for name, value in values.items())
+        reg, word = self.regmap[ident], 0
+        for name, value in values.items():
+            word = reg.field(name).insert(word, value)
+        return word

@@ -128,7 +128,7 @@ async def rw_fields_and_outputs(dut):
     await tb.reset()
     for reg, f in list(tb.fields("config", "storage")):
         for value in (0, (1 << f.width) - 1, tb.rng.getrandbits(f.width), 0x5555_5555 & ((1 << f.width) - 1)):
-            word = tb.model.peek(reg.ident) & ~f.mask | value << f.lsb
+            word = f.insert(tb.model.peek(reg.ident), value)
             await tb.write(reg.address, word)
             await tb.read(reg.address)
             if f.kind == "config":

@@ -6,11 +6,12 @@ import random
 
 import pytest
 from amaranth.hdl import Fragment
-from ahasd.tb.amaranth_sim import simulate
 
+from ahasd.hw.descriptors import DraftDescriptor as DraftLayout
 from ahasd.hw.draft_queue import DraftQueue, epoch_bits_for
 from ahasd.sim.blocks.descriptors import DraftDescriptor
 from ahasd.sim.blocks.queues import SquashQueueModel
+from ahasd.tb.amaranth_sim import fields_of, simulate, to_payload
 
 NS = 1e-9
 
@@ -47,7 +48,7 @@ def run_scoreboard(*, npu_ns, pim_ns, count, seed, depth=8, p_push=0.7, p_pop=0.
         while index < count:
             if not valid and prng.random() < p_push:
                 valid = True
-                ctx.set(dut.i_stream.payload.as_value(), items[index].pack())
+                ctx.set(dut.i_stream.payload, to_payload(DraftLayout, items[index]))
             ctx.set(dut.i_stream.valid, valid)
             *_, w_squash, ready = await ctx.tick("pim").sample(dut.w_squash, dut.i_stream.ready)
             if w_squash:
@@ -78,10 +79,10 @@ def run_scoreboard(*, npu_ns, pim_ns, count, seed, depth=8, p_push=0.7, p_pop=0.
             ctx.set(dut.o_stream.ready, ready)
             ctx.set(dut.squash, squash)
             *_, valid, payload, squash_ready, level = await ctx.tick("npu").sample(
-                dut.o_stream.valid, dut.o_stream.payload.as_value(), dut.squash_ready,
+                dut.o_stream.valid, dut.o_stream.payload, dut.squash_ready,
                 dut.r_level)
             if valid and ready:
-                golden.pop(DraftDescriptor.unpack(payload))
+                golden.pop(fields_of(payload, DraftDescriptor))
             if squash and squash_ready:
                 golden.squash()
                 squash = False
@@ -144,7 +145,7 @@ def test_full_queue_pushes_back_then_delivers_in_order():
 
     async def producer(ctx):
         for item in items:
-            ctx.set(dut.i_stream.payload.as_value(), item.pack())
+            ctx.set(dut.i_stream.payload, to_payload(DraftLayout, item))
             ctx.set(dut.i_stream.valid, 1)
             await ctx.tick("pim").until(dut.i_stream.ready)
             accepted.append(item)
@@ -159,9 +160,9 @@ def test_full_queue_pushes_back_then_delivers_in_order():
         got = []
         while len(got) < len(items):
             *_, valid, payload = await ctx.tick("npu").sample(dut.o_stream.valid,
-                                                             dut.o_stream.payload.as_value())
+                                                             dut.o_stream.payload)
             if valid:
-                got.append(DraftDescriptor.unpack(payload))
+                got.append(fields_of(payload, DraftDescriptor))
         assert got == items
 
     run_two_clocks(dut, npu_ns=1.0, pim_ns=1.25, testbenches=[producer, consumer], deadline_ns=2000)
@@ -177,7 +178,7 @@ def test_squash_removes_queued_entries_atomically():
 
     async def producer(ctx):
         for item in first:
-            ctx.set(dut.i_stream.payload.as_value(), item.pack())
+            ctx.set(dut.i_stream.payload, to_payload(DraftLayout, item))
             ctx.set(dut.i_stream.valid, 1)
             await ctx.tick("pim").until(dut.i_stream.ready)
         ctx.set(dut.i_stream.valid, 0)
@@ -191,7 +192,7 @@ def test_squash_removes_queued_entries_atomically():
                 break
         log["squash_to_producer_cycles"] = cycles
         for item in later:
-            ctx.set(dut.i_stream.payload.as_value(), item.pack())
+            ctx.set(dut.i_stream.payload, to_payload(DraftLayout, item))
             ctx.set(dut.i_stream.valid, 1)
             await ctx.tick("pim").until(dut.i_stream.ready)
         ctx.set(dut.i_stream.valid, 0)
@@ -204,9 +205,9 @@ def test_squash_removes_queued_entries_atomically():
         got = []
         while len(got) < 2:
             *_, valid, payload = await ctx.tick("npu").sample(dut.o_stream.valid,
-                                                             dut.o_stream.payload.as_value())
+                                                             dut.o_stream.payload)
             if valid:
-                got.append(DraftDescriptor.unpack(payload))
+                got.append(fields_of(payload, DraftDescriptor))
         ctx.set(dut.o_stream.ready, 0)
         assert ctx.get(dut.squash_ready) == 1
         ctx.set(dut.squash, 1)
@@ -218,9 +219,9 @@ def test_squash_removes_queued_entries_atomically():
         ctx.set(dut.o_stream.ready, 1)
         while len(got) < 5:
             *_, valid, payload = await ctx.tick("npu").sample(dut.o_stream.valid,
-                                                             dut.o_stream.payload.as_value())
+                                                             dut.o_stream.payload)
             if valid:
-                got.append(DraftDescriptor.unpack(payload))
+                got.append(fields_of(payload, DraftDescriptor))
         assert got == first[:2] + later
         assert ctx.get(dut.discarded) == 8
 
