@@ -49,8 +49,8 @@ __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_
 #: EDC_CTRL.mode values by name: the enumeration of the field in hw/regs.rdl.
 EDC_MODES = load()["EDC_CTRL"].field("mode").values
 
-#: PIM ranks under the GTS (the width of the mask registers).
-RANKS = 16
+#: PIM ranks under the GTS: the width of the rank-mask registers in hw/regs.rdl.
+RANKS = load()["GTS_DRAFT_MASK"].field("mask").width
 
 INTERRUPTS = status.INTERRUPTS
 

@@ -87,3 +87,36 @@ def test_cli_list(capsys):
     out = capsys.readouterr().out
     assert "0x0E0 GTS_STATUS" in out and "magic[31:0] const" in out
     assert len(out.splitlines()) == len(load().registers)
+
+
+def test_edc_modes_are_one_enumeration_everywhere():
+    """The EDC modes come from the edc_mode_e enumeration of EDC_CTRL.mode: the RTL, the Python
+    constants, the driver, the C header and the register reference all carry the same values."""
+    from ahasd.firmware import driver, regs
+    from ahasd.hw.controller import EDC_MODES
+    field = load()["EDC_CTRL"].field("mode")
+    assert field.values == {"predict": 0, "always": 1, "never": 2}
+    assert EDC_MODES == driver.EDC_MODES == regs.ENUMS["EDC_CTRL"]["mode"] == field.values
+    assert (regs.EDC_CTRL_MODE_PREDICT, regs.EDC_CTRL_MODE_ALWAYS,
+            regs.EDC_CTRL_MODE_NEVER) == (0, 1, 2)
+    header = (ROOT / "firmware" / "ahasd_regs.h").read_text()
+    markdown = (ROOT / "docs" / "registers.md").read_text()
+    for name, value, _ in field.encoding:
+        assert f"#define AHASD_CTRL__EDC_CTRL__MODE__{name.upper()} {value} " in header
+        assert f"|{value}|{name}|" in markdown
+
+
+def test_interrupts_are_the_int_status_fields():
+    from ahasd.firmware import driver
+    from ahasd.hw.controller import INTERRUPTS
+    names = tuple(f.name for f in load()["INT_STATUS"].fields)
+    assert INTERRUPTS == driver.INTERRUPTS == names
+    assert len(names) == 6 and names[0] == "draft_q"
+
+
+def test_field_insert_and_extract():
+    field = load()["TVC_CTRL"].field("max_len")
+    word = field.insert(0xFFFF_FF0F, 5)
+    assert word == 0xFFFF_FF5F and field.extract(word) == 5
+    with pytest.raises(ValueError, match="field max_len holds 4 bits, not 16"):
+        field.insert(0, 16)
