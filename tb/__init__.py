@@ -2,4 +2,13 @@
 simulation harnesses, port drivers and the shared helpers of the fast and cocotb tiers.
 
 Nothing here is synthesised into a chip; ``ahasd.hw`` holds the synthesizable blocks.
+
+Shared parts (see ``docs/streams.md`` for the stream naming rule they rely on):
+
+* fast tier: :mod:`ahasd.tb.amaranth_sim` (one simulator runner with clocks per domain and a VCD
+  switch, ``AHASD_VCD=1``; stream sources and sinks);
+* cocotb tier: :mod:`ahasd.tb.cocotb_streams` (stream sources and sinks), :mod:`ahasd.tb.axil`
+  (the AXI4-Lite TB base), :mod:`ahasd.tb.controller_bench` (the controller top's TB),
+  :mod:`ahasd.tb.cocotb_run` (build and run a cocotb module);
+* both: :mod:`ahasd.tb.generators` (idle and backpressure generators), :mod:`ahasd.tb.paths`.
 """
