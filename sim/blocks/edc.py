@@ -208,6 +208,10 @@ class EDC:
         avg_high = sum(history[half:]) >> p.half_shift
         return (avg_high << (p.bucket_bits + p.llr_bits)) | (avg_low << p.llr_bits) | self.llr
 
+    def state_index(self):
+        """PHT index of the current LEHT and LLR (for the anchor: the entry a verify trains)."""
+        return self._index(self.leht)
+
     def _anchor_bucket(self, entropy_nats):
         # EDC.h's entropy_to_bucket: the argument is a C++ float, clamped to [0, H_max] in
         # float32, then (H / H_max) * 7.99f in float32 arithmetic, truncated towards zero.
