@@ -118,7 +118,7 @@ def test_anchor_write_pointer_survives_a_rollback():
     assert edc.leht == [7, 7, 7, 7, 0, 0, 0, 0] and edc.leht_ptr == 4 and edc.llr == 4
     edc.verify(False)
     assert edc.leht == [0] * 8 and edc.lceht == [0] * 8
-    assert edc.leht_ptr == 4 and edc.llr == 3
+    assert edc.leht_ptr == 4 and edc.llr == 3 and edc.state_index() == 3
     assert edc.pht[3] == 1 and edc.pht.count(2) == len(edc.pht) - 1
     assert edc.draft(9.0) == Decision(True, 68)
     assert edc.leht == [0, 0, 0, 0, 7, 0, 0, 0] and edc.leht_ptr == 5 and edc.llr == 4
