@@ -1,4 +1,4 @@
-"""Golden model of EDC, the entropy-history-aware drafting control (docs/architecture.md, "EDC").
+"""Golden model of EDC, the entropy-history-aware drafting control (docs/architecture.md 4.1).
 
 Two variants share one interface:
 

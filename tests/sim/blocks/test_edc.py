@@ -1,5 +1,4 @@
-"""Golden EDC model: hand-worked cases of docs/architecture.md ("EDC"), both variants, parameter
-checks."""
+"""Golden EDC model: hand-worked cases of docs/architecture.md 4.1, both variants, parameter checks."""
 
 import math
 
