@@ -5,6 +5,7 @@
   URL, which this check leaves alone.
 * The design notes kept outside the repository (their upper-case names, see ``OUTSIDE_NAMES``, or
   a shared design-notes directory) must not be cited unless such a file exists here.
+* A cited section of the specification ("docs/architecture.md 4.1") is a heading there.
 * ``docs/index.md`` lists every ``docs/*.md``.
 """
 
@@ -74,6 +75,23 @@ def test_no_citation_of_design_notes_outside_the_repository():
                        "specification under docs/ and cite that):\n" + "\n".join(found))
 
 
+SECTION_CITATION = re.compile(r"architecture\.md`?\)?,? (\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?\b")
+
+
+def test_cited_sections_of_the_specification_exist():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    sections = set(re.findall(r"^#{2,3} (\d+(?:\.\d+)?)\.? ", text, flags=re.M))
+    assert {"1", "4", "4.1", "6.2", "7"} <= sections
+    missing = []
+    for path in scanned_files():
+        for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            for match in SECTION_CITATION.finditer(line):
+                for number in filter(None, match.groups()):
+                    if number not in sections:
+                        missing.append(f"{path.relative_to(ROOT)}:{lineno}: {number}")
+    assert not missing, "cited sections missing from docs/architecture.md:\n" + "\n".join(missing)
+
+
 def test_index_lists_every_document():
     index = (ROOT / "docs" / "index.md").read_text()
     listed = set(re.findall(r"\]\(([\w.-]+\.md)\)", index))
@@ -98,3 +116,13 @@ def test_outside_names_pattern():
     assert OUTSIDE_NAMES.search("the spec (" + "ARCHI" + "TECTURE 4.1)")
     assert OUTSIDE_NAMES.search("in the shared design " + "folder")
     assert not OUTSIDE_NAMES.search("docs/architecture.md 4.1, a toolchain note")
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("(docs/architecture.md 4.1)", [("4.1", "")]),
+    ("[architecture.md](architecture.md) 4.6-4.8. Every", [("4.6", "4.8")]),
+    ("(`docs/architecture.md` 4.9) in", [("4.9", "")]),
+    ("see docs/architecture.md for", []),
+])
+def test_section_citation_pattern(text, numbers):
+    assert SECTION_CITATION.findall(text) == numbers
