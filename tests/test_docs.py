@@ -121,7 +121,7 @@ def test_outside_names_pattern():
 @pytest.mark.parametrize("text, numbers", [
     ("(docs/architecture.md 4.1)", [("4.1", "")]),
     ("[architecture.md](architecture.md) 4.6-4.8. Every", [("4.6", "4.8")]),
-    ("(`docs/architecture.md` 4.9) in", [("4.9", "")]),
+    ("(`docs/architecture.md` 4.2) in", [("4.2", "")]),
     ("see docs/architecture.md for", []),
 ])
 def test_section_citation_pattern(text, numbers):
