@@ -1,4 +1,4 @@
-"""EDC: entropy-history-aware drafting control (ARCHITECTURE 4.1), variant ``committed``.
+"""EDC: entropy-history-aware drafting control (docs/architecture.md 4.1), variant ``committed``.
 
 The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it decision for decision,
 including the same-cycle rule (a verify is applied before a draft in the same cycle).

@@ -1,4 +1,4 @@
-"""GTS: the gated task scheduler of the PIM ranks (ARCHITECTURE 4.3).
+"""GTS: the gated task scheduler of the PIM ranks (docs/architecture.md 4.4).
 
 The behaviour, cycle by cycle, is specified by the golden model :mod:`ahasd.sim.blocks.gts` (read its
 module docstring); this block matches it output for output.

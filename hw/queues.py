@@ -1,4 +1,4 @@
-"""The three AHASD task queues (ARCHITECTURE 4.3) and the plain descriptor FIFO they use.
+"""The three AHASD task queues (docs/architecture.md 4.3) and the plain descriptor FIFO they use.
 
 =================  ========================  =====  =========================  =========
 queue              producer -> consumer      depth  clock domains              squash

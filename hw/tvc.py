@@ -1,4 +1,4 @@
-"""TVC: time-aware pre-verification control (ARCHITECTURE 4.2).
+"""TVC: time-aware pre-verification control (docs/architecture.md 4.2).
 
 The golden model is :class:`ahasd.sim.blocks.tvc.TVC` (transaction level); this block gives the same
 decisions and the same table contents for the transactions it accepts, in the order defined in

@@ -6,7 +6,7 @@ mapped to flip-flops, as an ASIC register file would be without a macro), all fl
 to plain D flip-flops (synchronous reset and enable become logic; the asynchronous reset/set
 of a CDC FIFO's reset synchroniser maps to DFFR/DFFS), mapped with ``dfflibmap`` and ``abc`` onto
 the liberty, and measured with ``stat -liberty`` and ``ltp -noff``. yosys runs with ``-q -l LOG``
-and results are written with ``tee -q -o`` (TOOLCHAIN.md: ABC's stdout is lost when piped).
+and results are written with ``tee -q -o`` (docs/toolchain.md: ABC's stdout is lost when piped).
 """
 
 import json

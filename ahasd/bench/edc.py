@@ -1,6 +1,6 @@
 """``ahasd bench edc``: events per second of the golden EDC and of the Verilated RTL replay path.
 
-The workload is a fixed random event stream (ARCHITECTURE-realistic entropies, look-ahead runs);
+The workload is a fixed random event stream (realistic entropies as in docs/architecture.md 5, look-ahead runs);
 the figures are measured wall-clock rates on this machine, printed, never asserted.
 """
 

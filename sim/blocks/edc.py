@@ -1,4 +1,4 @@
-"""Golden model of EDC, the entropy-history-aware drafting control (ARCHITECTURE 4.1).
+"""Golden model of EDC, the entropy-history-aware drafting control (docs/architecture.md 4.1).
 
 Two variants share one interface:
 
@@ -12,13 +12,18 @@ Two variants share one interface:
     LEHT <- LCEHT, LLR <- 0, FIFO flushed.
 
 ``anchor``
-    Bit for bit the C++ ``EDC`` class of the authors' public simulator, for comparing prediction
-    quality: LEHT is a circular buffer written at a rotating pointer; the index averages physical
-    slots ``0..D/2-1`` (low half) and ``D/2..D-1`` (high half); the bucket is computed in float32 as
-    ``int(f32(f32(min(max(H, 0), H_max) / H_max) * (2**bucket_bits - 0.01)))`` (``7.99`` for 3 bits);
-    ``verify`` decrements LLR, copies LEHT -> LCEHT on a full accept or LCEHT -> LEHT on a
-    rejection, then trains the PHT entry indexed by the state *after* those changes (the anchor has
-    no FIFO of pending indices and trains even when nothing is pending).
+    Bit for bit the C++ ``EDC`` class of the authors' public simulator (repository
+    ``MAdrid1011/AHASD``, file ``ONNXim/src/async_queue/EDC.h``), for comparing prediction quality.
+    LEHT is a circular buffer with ONE write pointer: a draft writes its bucket at the pointer and
+    advances it; neither a commit nor a rollback touches it. The index averages physical slots
+    ``0..D/2-1`` (low half) and ``D/2..D-1`` (high half), ``{avg_high, avg_low, LLR}``. The entropy
+    is taken as a float32, clamped to ``[0, H_max]`` in float32, and the bucket is
+    ``int(f32(f32(H / H_max) * f32(2**bucket_bits - 0.01)))`` (``7.99f`` for 3 bits). ``verify``
+    decrements LLR (floor 0), copies the LEHT table into LCEHT on a full accept or the LCEHT table
+    into LEHT on a rejection (tables only, the pointer stays), then trains the PHT entry indexed by
+    the state *after* those changes (the anchor has no FIFO of pending indices and trains even when
+    nothing is pending). The authors' class fixes 3-bit buckets and 2-bit counters reset to 2; other
+    ``bucket_bits`` / ``counter_bits`` extend it in the obvious way.
 
 Same-cycle ordering (RTL and golden model agree): when a verify and a draft arrive in the same
 cycle, the verify is applied first (it concerns an older batch), then the draft sees the updated
@@ -187,8 +192,9 @@ class EDC:
         self.pht = [p.counter_reset] * p.pht_entries
         self.leht = [0] * p.history_depth     # committed: index 0 = H0 (newest); anchor: slots
         self.lceht = [0] * p.history_depth
-        self.leht_ptr = 0                     # anchor only: next slot to write
-        self.lceht_ptr = 0
+        # anchor only: the one LEHT write pointer, which verify leaves alone (as the authors'
+        # EDC.h does: its commit and rollback copy the tables, not the pointer).
+        self.leht_ptr = 0
         self.llr = 0
         self.fifo = deque()                   # committed only: (index, bucket), oldest left
         self.decisions = self.suppressed = self.verifications = 0
@@ -202,10 +208,19 @@ class EDC:
         avg_high = sum(history[half:]) >> p.half_shift
         return (avg_high << (p.bucket_bits + p.llr_bits)) | (avg_low << p.llr_bits) | self.llr
 
+    def state_index(self):
+        """PHT index of the current LEHT and LLR (for the anchor: the entry a verify trains)."""
+        return self._index(self.leht)
+
     def _anchor_bucket(self, entropy_nats):
+        # EDC.h's entropy_to_bucket: the argument is a C++ float, clamped to [0, H_max] in
+        # float32, then (H / H_max) * 7.99f in float32 arithmetic, truncated towards zero.
+        # Clamping the double against the float32 bounds first gives the same float32 (rounding
+        # is monotonic and both bounds are float32 values) without numpy's overflow warning.
         p = self.params
-        h = min(max(float(entropy_nats), 0.0), p.h_max_nats)
-        ratio = np.float32(np.float32(h) / np.float32(p.h_max_nats))
+        h_max = np.float32(p.h_max_nats)
+        h = np.float32(min(max(float(entropy_nats), 0.0), float(h_max)))
+        ratio = np.float32(h / h_max)
         return int(np.float32(ratio * np.float32((1 << p.bucket_bits) - 0.01)))
 
     def _decide(self, index):
@@ -255,9 +270,9 @@ class EDC:
         if self.variant == "anchor":
             self.llr = max(self.llr - 1, 0)
             if full:
-                self.lceht, self.lceht_ptr = list(self.leht), self.leht_ptr
+                self.lceht = list(self.leht)
             else:
-                self.leht, self.leht_ptr = list(self.lceht), self.lceht_ptr
+                self.leht = list(self.lceht)
             self.verifications += 1
             self.squashes += not full
             self._train(self._index(self.leht), full)

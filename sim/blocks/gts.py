@@ -1,4 +1,4 @@
-"""Golden model of the gated task scheduler (GTS, ARCHITECTURE 4.3), cycle by cycle.
+"""Golden model of the gated task scheduler (GTS, docs/architecture.md 4.4), cycle by cycle.
 
 The GTS gates the PIM ranks between drafting (DLM weights, ``draft_mask``, ranks 0..N-2 by
 default) and pre-verification (TLM weights, ``preverify_mask``, rank N-1 by default). It runs one

@@ -1,4 +1,4 @@
-"""Golden model of TVC, the time-aware pre-verification control (ARCHITECTURE 4.2).
+"""Golden model of TVC, the time-aware pre-verification control (docs/architecture.md 4.2).
 
 Transaction-level and bit-accurate: :class:`ahasd.hw.tvc.TVC` gives the same decision and the same
 table contents for the same sequence of transactions, using the same integer arithmetic.

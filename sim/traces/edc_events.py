@@ -1,7 +1,7 @@
 """Cycle streams for the EDC tests: [(draft UQ4.12 entropy or None, verify full or None)].
 
 Shared by the Amaranth-simulator tests and the cocotb scoreboard. The entropy follows the batch
-mean entropies seen in speculative decoding (mostly 1-6 nats, ARCHITECTURE 5), with full accepts
+mean entropies seen in speculative decoding (mostly 1-6 nats, docs/architecture.md 5), with full accepts
 more likely at low entropy so that the PHT has something to learn.
 """
 

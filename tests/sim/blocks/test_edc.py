@@ -1,4 +1,4 @@
-"""Golden EDC model: hand-worked cases of ARCHITECTURE 4.1, both variants, parameter checks."""
+"""Golden EDC model: hand-worked cases of docs/architecture.md 4.1, both variants, parameter checks."""
 
 import math
 
@@ -85,33 +85,82 @@ def test_anchor_variant_follows_the_public_simulator():
     # Index averages physical slots 0-3 (low) and 4-7 (high): (3+7)>>2 = 2, LLR 2.
     assert edc.draft(0.0).index == (2 << 3) | 3
     edc.verify(False)                               # LLR-1, LCEHT -> LEHT, train new state
-    assert edc.llr == 2 and edc.leht == [0] * 8 and edc.leht_ptr == 0
+    # The rollback copies the table only: the write pointer stays at slot 3.
+    assert edc.llr == 2 and edc.leht == [0] * 8 and edc.leht_ptr == 3
     assert edc.pht[2] == 1                          # index of (all-zero history, LLR 2)
 
 
-def test_score_counts_accuracy_over_verified_batches():
-    edc = EDC()
-    events = [("draft", 3.0), ("draft", 3.0), ("verify", True), ("verify", False),
-              ("draft", 3.0), ("draft", 3.0), ("verify", False)]
-    decisions, score = score_events(edc, events)
-    assert len(decisions) == 4 and score.drafts == 4 and score.verifies == 3
-    assert score.scored == 3 and score.squashed == 1
-    assert score.correct == sum(d.cont == full for d, full in
-                                zip([decisions[0], decisions[1], decisions[2]],
-                                    [True, False, False]))
+def test_anchor_write_pointer_survives_a_rollback():
+    """Four drafts of 9.0 nats, a rejecting verify, a fifth draft of 9.0 nats.
+
+    Worked by hand from the authors' class (MAdrid1011/AHASD, ONNXim/src/async_queue/EDC.h),
+    defaults D = 8, 3-bit buckets and LLR, 2-bit PHT counters reset to 2 (WEAKLY_TAKEN):
+
+    * bucket of 9.0: float32(9.0) / 10.0f = 0.9f (0.89999998), times 7.99f = 7.191 in float32,
+      truncated: 7.
+    * draft k (k = 1..4) writes 7 into slot k-1 and moves the pointer to k; LLR = k. The low half
+      (slots 0-3) sums to 7k, avg_low = 7k / 4 = 1, 3, 5, 7; the high half (slots 4-7) is 0.
+      Index = avg_high << 6 | avg_low << 3 | LLR = 9, 26, 43, 60; PHT = 2 >= 2: continue.
+    * verify(rejected): LLR 4 -> 3; LEHT <- LCEHT (all zero; LCEHT was never written); the
+      pointer is not restored and stays 4. Train the index of the new state, 0 << 6 | 0 << 3 | 3
+      = 3: PHT[3] 2 -> 1.
+    * draft 5 writes 7 into slot 4 (the high half) and moves the pointer to 5; LLR = 4.
+      avg_low = 0 / 4 = 0, avg_high = 7 / 4 = 1: index = 1 << 6 | 0 << 3 | 4 = 68; PHT[68] = 2:
+      continue.
+
+    A model that saved and restored the pointer with the tables (this project's anchor before
+    issue 8) would write slot 0 instead and decide at 0 << 6 | 1 << 3 | 4 = 12.
+    """
+    edc = EDC(variant="anchor")
+    assert edc._anchor_bucket(9.0) == 7
+    assert [edc.draft(9.0) for _ in range(4)] == [Decision(True, i) for i in (9, 26, 43, 60)]
+    assert edc.leht == [7, 7, 7, 7, 0, 0, 0, 0] and edc.leht_ptr == 4 and edc.llr == 4
+    edc.verify(False)
+    assert edc.leht == [0] * 8 and edc.lceht == [0] * 8
+    assert edc.leht_ptr == 4 and edc.llr == 3 and edc.state_index() == 3
+    assert edc.pht[3] == 1 and edc.pht.count(2) == len(edc.pht) - 1
+    assert edc.draft(9.0) == Decision(True, 68)
+    assert edc.leht == [0, 0, 0, 0, 7, 0, 0, 0] and edc.leht_ptr == 5 and edc.llr == 4
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"variant": "bimodal"}, "variant must be one of committed, anchor, not 'bimodal'"),
-    ({"history_depth": 6}, "history_depth must be a power of two >= 2, not 6"),
-    ({"history_depth": 1}, "history_depth must be an integer in 2..64, not 1"),
-    ({"bucket_bits": 5}, "bucket_bits must be an integer in 1..4, not 5"),
-    ({"llr_bits": 0}, "llr_bits must be an integer in 1..8, not 0"),
-    ({"counter_bits": "2"}, "counter_bits must be an integer in 1..8, not '2'"),
-    ({"counter_reset": -1}, "counter_reset must be an integer in 0..3, not -1"),
-    ({"fifo_depth_log2": 0}, "fifo_depth_log2 must be an integer in 1..8, not 0"),
-    ({"h_max_nats": 0}, r"h_max_nats must be a number in \(0, 16\) nats \(UQ4.12\), not 0"),
-])
-def test_parameters_are_validated(kwargs, message):
-    with pytest.raises(ValueError, match=message):
-        EDC(**kwargs)
+def test_anchor_commit_copies_the_table_and_keeps_the_pointer():
+    """A full accept copies LEHT into LCEHT; a later rollback restores those contents, while the
+    pointer keeps advancing from where the drafts left it.
+
+    Drafts of 10.0 (bucket 7: 1.0f * 7.99f = 7.99, truncated) and 2.5 (0.25f * 7.99f = 1.9975:
+    bucket 1) fill slots 0 and 1, pointer 2, LLR 2. verify(accepted): LLR 1, LCEHT = [7, 1, 0..],
+    train index {0, (7 + 1) / 4 = 2, 1} = 17: PHT[17] 2 -> 3. A draft of 0.0 writes bucket 0 into
+    slot 2 (pointer 3, LLR 2), then verify(rejected): LLR 1, LEHT = [7, 1, 0..] again, pointer
+    still 3, train index 17 again: 3 -> 2. The next draft of 10.0 lands in slot 3: low half
+    7 + 1 + 0 + 7 = 15, avg 3; LLR 2: index 3 << 3 | 2 = 26.
+    """
+    edc = EDC(variant="anchor")
+    assert edc._anchor_bucket(2.5) == 1
+    edc.draft(10.0)
+    edc.draft(2.5)
+    edc.verify(True)
+    assert edc.lceht == [7, 1, 0, 0, 0, 0, 0, 0] and edc.leht_ptr == 2 and edc.llr == 1
+    assert edc.pht[17] == 3
+    edc.draft(0.0)
+    edc.verify(False)
+    assert edc.leht == [7, 1, 0, 0, 0, 0, 0, 0] and edc.leht_ptr == 3 and edc.llr == 1
+    assert edc.pht[17] == 2
+    assert edc.draft(10.0).index == 26 and edc.leht_ptr == 4
+
+
+def test_anchor_bucket_is_float32_and_clamped():
+    """EDC.h computes the bucket in float32; float64 would differ just below a bucket boundary.
+
+    x = 8.760951042175293 is a float32 value (just below 10 * 7 / 7.99). In float32:
+    7.99f = 4189061 / 2**19 = 7.98999977; x / 10.0f = 0.876095104 rounds to 14698437 / 2**24 =
+    0.876095116; the product 6.99999978 lies between the float32 neighbours 6.99999952 (7 - 2**-21)
+    and 7.0 and is nearer 7.0, so the product rounds to 7.0: bucket 7. In float64 the product is
+    0.8760951042 * 7.99 = 6.99999988: bucket 6.
+    """
+    edc = EDC(variant="anchor")
+    assert edc._anchor_bucket(8.760951042175293) == 7
+    assert int(8.760951042175293 / 10 * 7.99) == 6       # what float64 arithmetic would give
+    assert edc._anchor_bucket(1e300) == 7 and edc._anchor_bucket(math.inf) == 7
+    assert edc._anchor_bucket(-1e300) == 0
+    with pytest.raises(ValueError, match="entropy must be a number, not NaN"):
+        edc.draft(math.nan)
