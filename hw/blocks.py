@@ -5,6 +5,7 @@ class is instantiated with its default parameters unless keyword parameters are 
 """
 
 import importlib
+import re
 
 __all__ = ["BLOCKS", "block_names", "make_block", "to_verilog", "port_list"]
 
@@ -69,7 +70,30 @@ def to_verilog(component, name):
     ports = {name: (value, PortDirection.Input if member.flow == wiring.In
                     else PortDirection.Output)
              for name, member, value in _ports(component)}
-    return verilog.convert(component, name=name, ports=ports, emit_src=False)
+    return _sorted_module_headers(verilog.convert(component, name=name, ports=ports,
+                                                  emit_src=False))
+
+
+_MODULE_HEADER = re.compile(r"^(module\s+\S+\s*\()([^;]*?)(\);)", re.MULTILINE | re.DOTALL)
+
+
+def _sorted_module_headers(text):
+    """Sort the port lists of the ``module name(...);`` headers.
+
+    Amaranth 0.5 adds the clock and reset ports of domains that a design uses but does not define
+    in the order of a Python ``set`` (``Fragment._create_missing_domains``), so with string hash
+    randomisation a two-domain design (the controller) comes out with its header ports in a
+    different order in every process, and every content-keyed build cache (cocotb, Verilator
+    harness) misses. The header order carries no meaning here (Amaranth connects submodules by
+    name; the declarations below the header keep their order), so sorting it makes the text a
+    function of the design alone.
+    """
+    def fix(match):
+        names = sorted(part.strip() for part in match.group(2).split(","))
+        # An escaped identifier (`\port$1$0`) ends at white space, which must stay.
+        names = [name + " " if name.startswith("\\") else name for name in names]
+        return match.group(1) + ", ".join(names) + match.group(3)
+    return _MODULE_HEADER.sub(fix, text)
 
 
 def port_list(component):
