@@ -56,9 +56,11 @@ class SimResult:
     energy_breakdown_mj: dict
     config: dict = field(repr=False)
     timeline: list = field(default_factory=list, repr=False)
+    output_tokens: list = field(default_factory=list, repr=False)
 
     def as_dict(self, *, timeline=False):
         d = asdict(self)
+        d.pop("output_tokens")
         if not timeline:
             d.pop("timeline")
         return d
@@ -86,7 +88,7 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
              tokens=None, acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
-             tvc_params=None, edc_params=None, max_files=None):
+             tvc_params=None, edc_params=None, max_files=None, greedy=False):
     """Run one configuration; return a :class:`SimResult`."""
     import numpy as np  # noqa: F401 - the sources need it
 
@@ -117,7 +119,7 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     timing = Timing(cfg, spec, draft, target, stream)
     if trace is None:
         pol = _policy(policy, lm, seed, timing, spec.fixed_len)
-        source = LiveSource(lm, pol, seed=seed)
+        source = LiveSource(lm, pol, seed=seed, greedy=greedy)
     if deciders is None and (spec.edc or spec.tvc):
         ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
         deciders = GoldenDeciders(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
@@ -129,8 +131,10 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
         deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
     t, out, st = run_engine(spec, timing, source, prompt, n_tokens, deciders,
                             max_lookahead=lookahead, keep_timeline=keep_timeline)
-    return _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
-                   acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
+    r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
+                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
+    r.output_tokens = out
+    return r
 
 
 def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, notes, deciders,
