@@ -31,7 +31,7 @@ def register(sub):
 
 
 def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, overrides=(),
-              plots=True, show_progress=True):
+              plots=True, show_progress=True, max_files=None):
     """Run the grid into folder ``out``; return (headlines dict, wall seconds)."""
     import csv
     import json
@@ -46,7 +46,7 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     policies = ("adaedl", "banditspec") if quick else report.GRID_POLICIES
     tokens = 128 if quick else tokens
     cells = report.grid_cells(pairs=pairs, policies=policies, tokens=tokens, seed=seed,
-                              overrides=overrides)
+                              overrides=overrides, max_files=max_files)
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if show_progress:
@@ -82,7 +82,8 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
         from ahasd.sim.system.plots import write_plots
         tl = run_cell({"system": "ahasd", "pair": pairs[0], "policy": "adaedl",
                        "tokens": tokens, "seed": seed, "offload": True,
-                       "overrides": tuple(overrides), "keep_timeline": True})
+                       "overrides": tuple(overrides), "keep_timeline": True,
+                       **({"max_files": max_files} if max_files else {})})
         write_plots(rows, out, pairs=pairs, policies=policies,
                     acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
     return h, wall
