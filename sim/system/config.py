@@ -107,6 +107,8 @@ class Controller:
     feedback_queue_depth: int
     preverify_queue_depth: int
     max_lookahead_batches: int
+    tvc_ratio_bits: int
+    tvc_prescale_bits: int
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,7 @@ class ModelShape:
 SECTIONS = {"npu": Npu, "pim": Pim, "interconnect": Interconnect, "controller": Controller,
             "gpu": Gpu, "phone_gpu": PhoneGpu, "hbm_pim": HbmPim, "storage": Storage, "run": Run}
 _UNIT = ("_util", "_efficiency")
-_MAY_BE_ZERO = {"seed"}
+_MAY_BE_ZERO = {"seed", "tvc_prescale_bits"}
 
 
 @dataclass(frozen=True)

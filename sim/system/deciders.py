@@ -3,9 +3,13 @@
 :class:`GoldenDeciders` wraps the golden models :class:`ahasd.sim.blocks.edc.EDC` and
 :class:`ahasd.sim.blocks.tvc.TVC`. The engine only calls the :class:`Deciders` methods, so another
 implementation (the Verilated controller top, for ``--rtl``) plugs in without changing it.
-TVC tables hold UQ(ratio_bits-8).8 cycle ratios; a recorded ratio at the table's maximum is
-*saturated* (the true ratio was cut), and a decision taken while any entry is saturated is counted
-too: both counts are in the result, and must be zero for every shipped pair.
+TVC tables hold UQ(ratio_bits-8).8 cycle ratios. Cycle counts reach TVC prescaled, in units of
+``2**prescale_bits`` cycles (``cycles >> prescale_bits``, for records and for ``now``), which the
+counters feeding TVC do; the decision is unchanged up to that rounding because every cycle term of
+it is scaled alike. A recorded ratio at the table's maximum, or a cycle count past the
+``cycles_bits`` input, is *saturated* (the true value was cut), and a decision taken while any
+entry is saturated is counted too: both counts are in the result, and must be zero for every
+shipped pair.
 """
 
 from ahasd.sim.blocks.edc import EDC
@@ -54,7 +58,9 @@ class GoldenDeciders(Deciders):
         :class:`ahasd.sim.blocks.tvc.TVCParams` fields (default widths when empty).
     """
 
-    def __init__(self, *, edc_variant="committed", freq_ratio, tvc_params=None, edc_params=None):
+    def __init__(self, *, edc_variant="committed", freq_ratio, tvc_params=None, edc_params=None,
+                 prescale_bits=0):
+        self.prescale = prescale_bits
         self.edc = EDC(variant=edc_variant, **(edc_params or {}))
         self.tvc = TVC(freq_ratio=freq_ratio, **(tvc_params or {}))
         self.saturated_records = 0
@@ -68,7 +74,10 @@ class GoldenDeciders(Deciders):
 
     def _fit(self, table, cycles, length):
         p = self.tvc.params
-        return min(max(cycles, 0), (1 << p.cycles_bits) - 1), min(length, (1 << p.length_bits) - 1)
+        cycles = max(cycles, 0) >> self.prescale
+        if cycles > (1 << p.cycles_bits) - 1 or length > (1 << p.length_bits) - 1:
+            self.saturated_records += 1
+        return min(cycles, (1 << p.cycles_bits) - 1), min(length, (1 << p.length_bits) - 1)
 
     def tvc_preset(self, table, cycles, length):
         cycles, length = self._fit(table, cycles, length)
@@ -92,6 +101,6 @@ class GoldenDeciders(Deciders):
         if any(v >= top for name in TABLES for v in self.tvc.tables[name]):
             self.saturated_decisions += 1
         kv_len = min(kv_len, (1 << p.length_bits) - 1)
-        now = min(now, (1 << p.cycles_bits) - 1)
+        now = min(now >> self.prescale, (1 << p.cycles_bits) - 1)
         pending = min(pending, (1 << p.length_bits) - 1)
         return self.tvc.decide(kv_len, now, pending).length

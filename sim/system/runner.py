@@ -122,8 +122,10 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
         source = LiveSource(lm, pol, seed=seed, greedy=greedy)
     if deciders is None and (spec.edc or spec.tvc):
         ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
+        tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
         deciders = GoldenDeciders(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
-                                  tvc_params=tvc_params, edc_params=edc_params)
+                                  tvc_params=tvc_params, edc_params=edc_params,
+                                  prescale_bits=cfg.controller.tvc_prescale_bits)
     if spec.tvc:
         kv0 = len(prompt) + n_tokens // 2   # offline profile at the run's mean KV length
         deciders.tvc_preset("nvct", int(timing.verify(4, kv0)[0] * timing.npu_hz), kv0)
