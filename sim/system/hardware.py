@@ -13,7 +13,7 @@ engine over the whole run. :func:`build_devices` turns a :class:`Platform` into 
 
 from dataclasses import dataclass
 
-__all__ = ["Device", "PASSES", "build_devices"]
+__all__ = ["Device", "PASSES", "build_devices", "gemv_slice_cycles"]
 
 #: Passes over the data per nonlinear element kind.
 PASSES = {"softmax": 3, "act": 1, "norm": 2}
@@ -63,6 +63,14 @@ class Device:
     def min_weight_s(self, weight_bytes):
         """Memory-roofline lower bound of reading ``weight_bytes`` (peak, no utilisation cap)."""
         return weight_bytes / self.bytes_per_s
+
+
+def gemv_slice_cycles(dram, m, n, efficiency):
+    """PIM cycles the model gives one GEMV bank for an ``m x n`` slice: the MACs over the bank's
+    DRAM timing bound (:meth:`ahasd.sim.blocks.dram.DRAMConfig.mac_bound`, one lane per burst
+    byte) times the configured GEMV efficiency (``pim.gemv_efficiency``). The same efficiency
+    scales the PIM's internal bandwidth in :func:`build_devices`."""
+    return m * n / (float(dram.mac_bound()) * efficiency)
 
 
 def build_devices(cfg):
