@@ -6,6 +6,11 @@ and TVC that decide from :class:`ahasd.sim.system.deciders.GoldenDeciders` (or a
 :class:`~ahasd.sim.system.deciders.Deciders` passed as ``deciders``). BanditSpec's cost model is
 the system's own: draft cost 1 per token, verify cost = one 4-token verification over one draft
 token on that system. SpecDec++'s acceptance predictor is fitted once per (pair, seed) and reused.
+
+Reuse: a synchronous system (no look-ahead, no EDC, no TVC) asks the decoding the same questions
+in the same order whatever its timing, so its decoding depends only on the golden pair, the policy
+(unless BanditSpec, whose costs are the system's), the token count, the seed and the corpus; the
+first such run records it and later runs with the same key replay it (checked call by call).
 """
 
 from dataclasses import asdict, dataclass, field
@@ -21,6 +26,8 @@ __all__ = ["SimResult", "simulate", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
 _PREDICTORS = {}
+#: recorded decodings of synchronous runs, by what alone determines them (see simulate)
+_DECODINGS = {}
 
 
 @dataclass
@@ -93,7 +100,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     import numpy as np  # noqa: F401 - the sources need it
 
     from ahasd.sim.decoding import golden
-    from ahasd.sim.system.sources import LiveSource, TraceSource
+    from ahasd.sim.system.sources import (LiveSource, RecordingSource, ReplaySource,
+                                          TraceSource)
 
     cfg = cfg or load_config(overrides)
     if edc not in ("committed", "anchor"):
@@ -117,9 +125,19 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
         kv_tokens = len(prompt) + n_tokens + 8 * lookahead
     stream, notes = placement(cfg, spec, draft, target, kv_tokens, offload=offload)
     timing = Timing(cfg, spec, draft, target, stream)
+    record = None
     if trace is None:
-        pol = _policy(policy, lm, seed, timing, spec.fixed_len)
-        source = LiveSource(lm, pol, seed=seed, greedy=greedy)
+        reusable = (not spec.asynchronous and not spec.edc and not spec.tvc
+                    and (spec.fixed_len is not None or policy != "banditspec"))
+        dkey = (acceptance_pair, f"fixed{spec.fixed_len}" if spec.fixed_len else policy,
+                n_tokens, seed, max_files, greedy, golden.PROMPTS[0])
+        if reusable and dkey in _DECODINGS:
+            source = ReplaySource(_DECODINGS[dkey])
+        else:
+            pol = _policy(policy, lm, seed, timing, spec.fixed_len)
+            source = LiveSource(lm, pol, seed=seed, greedy=greedy)
+            if reusable:
+                source = record = RecordingSource(source)
     if deciders is None and (spec.edc or spec.tvc):
         ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
         tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
@@ -133,6 +151,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
         deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
     t, out, st = run_engine(spec, timing, source, prompt, n_tokens, deciders,
                             max_lookahead=lookahead, keep_timeline=keep_timeline)
+    if record is not None:
+        _DECODINGS[dkey] = record.calls
     r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
                 acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
     r.output_tokens = out

@@ -120,3 +120,52 @@ class TraceSource:
 
     def observe(self, drafted, accepted):
         pass
+
+
+class RecordingSource:
+    """A live source that records every answer, so that a later run can replay them."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = []
+
+    def draft(self, batch_id, context):
+        tokens, ents, rows, tidx = self.inner.draft(batch_id, context)
+        self.calls.append(("draft", batch_id, len(context), list(tokens), list(ents)))
+        return tokens, ents, rows, tidx
+
+    def outcome(self, batch, context, length=None):
+        r = self.inner.outcome(batch, context, length)
+        self.calls.append(("outcome", batch.id, len(context), length, r))
+        return r
+
+    def observe(self, drafted, accepted):
+        self.inner.observe(drafted, accepted)
+
+
+class ReplaySource:
+    """Replays a :class:`RecordingSource`'s answers; valid only where the engine asks the same
+    questions in the same order (synchronous systems, whose decoding timing cannot change), which
+    every call checks."""
+
+    def __init__(self, calls):
+        self.calls = calls
+        self.i = 0
+
+    def _next(self, kind, batch_id, ctx_len):
+        c = self.calls[self.i] if self.i < len(self.calls) else None
+        if c is None or c[:3] != (kind, batch_id, ctx_len):
+            raise RuntimeError(f"replay diverged at call {self.i}: {c and c[:3]} != "
+                               f"{(kind, batch_id, ctx_len)}")
+        self.i += 1
+        return c
+
+    def draft(self, batch_id, context):
+        c = self._next("draft", batch_id, len(context))
+        return list(c[3]), list(c[4]), None, -1
+
+    def outcome(self, batch, context, length=None):
+        return self._next("outcome", batch.id, len(context))[4]
+
+    def observe(self, drafted, accepted):
+        pass

@@ -128,3 +128,14 @@ def test_trace_replay(tmp_path):
     assert r.acceptance_rate == pytest.approx(res.acceptance_rate, abs=0.05)
     a = simulate("ahasd", "opt", "fixed", trace=read(tmp_path / "t.jsonl"), tokens=120)
     assert a.throughput_tok_s <= a.bound_tok_s
+
+
+def test_replayed_decoding_gives_the_same_result():
+    from ahasd.sim.system import runner
+    runner._DECODINGS.clear()
+    fresh = run("phone-gpu", pair="llama2", policy="svip")
+    assert runner._DECODINGS             # recorded
+    run("gpu", pair="opt", policy="svip")  # replays the recording
+    replayed = run("phone-gpu", pair="llama2", policy="svip")
+    assert json.dumps(replayed.as_dict()) == json.dumps(fresh.as_dict())
+    assert replayed.output_tokens == fresh.output_tokens
