@@ -2,7 +2,7 @@
 
 __all__ = ["register", "run", "PAIRS", "SYSTEMS", "POLICIES"]
 
-PAIRS = ["opt", "llama2", "palm", "palm30"]
+PAIRS = ["opt", "llama2", "palm", "palm30", "qwen3"]
 SYSTEMS = ["gpu", "phone-gpu", "specpim", "npu-lpddr5", "ahasd"]
 POLICIES = ["fixed", "specdecpp", "svip", "adaedl", "banditspec"]
 #: the keys of --json that the issue fixes, first, in this order

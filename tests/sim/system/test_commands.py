@@ -33,7 +33,7 @@ def test_simulate_text(capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--pair", "gpt"], "--pair must be one of opt, llama2, palm, palm30, not 'gpt'"),
+    (["--pair", "gpt"], "--pair must be one of opt, llama2, palm, palm30, qwen3, not 'gpt'"),
     (["--policy", "greedy"], "--policy must be one of fixed, specdecpp, svip, adaedl, "
                              "banditspec, not 'greedy'"),
     (["--system", "tpu"], "--system must be one of gpu, phone-gpu, specpim, npu-lpddr5, ahasd"),

@@ -17,12 +17,13 @@ def test_shipped_figures_and_names():
     assert cfg.pim.mem_gb == 64.0 and cfg.pim.t_rfc == 560 and cfg.pim.t_refi == 6240
     assert cfg.interconnect.width_bits == 512 and cfg.interconnect.latency_cycles == 10
     assert cfg.gpu.mem_gb == 16.0 and cfg.gpu.mem_bw_gbps > 0
-    assert set(cfg.pairs) == {"opt", "llama2", "palm", "palm30"}
+    assert set(cfg.pairs) == {"opt", "llama2", "palm", "palm30", "qwen3"}
 
 
 @pytest.mark.parametrize("name,billions", [("opt-1.3b", 1.3), ("opt-6.7b", 6.7),
                                            ("llama2-7b", 6.7), ("llama2-13b", 13.0),
-                                           ("palm-8b", 8.6), ("palm-62b", 62.5)])
+                                           ("palm-8b", 8.6), ("palm-62b", 62.5),
+                                           ("qwen3-8b", 8.2), ("qwen3-32b", 32.8)])
 def test_model_shapes_give_their_public_sizes(name, billions):
     assert load_config().models[name].params / 1e9 == pytest.approx(billions, rel=0.04)
 
