@@ -31,6 +31,8 @@ def register(sub):
                    help="stream what does not fit in memory over the host link")
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE", help="override a configuration figure")
+    p.add_argument("--config", default=None, metavar="FILE",
+                   help="a platform TOML to use instead of the shipped one (same keys)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
@@ -63,7 +65,10 @@ def run(args):
                 trace = read(args.trace)
             except OSError as e:
                 raise CliError(f"cannot read trace {args.trace}: {e.strerror}") from None
+        from ahasd.sim.system.config import load_config
+        cfg = load_config(args.overrides, platform_path=args.config)
         r = simulate(args.system, args.pair, args.policy, ablation=args.ablation, edc=args.edc,
+                     cfg=cfg,
                      tokens=args.tokens, acceptance_pair=args.acceptance_pair, trace=trace,
                      offload=args.offload, overrides=args.overrides, seed=args.seed)
     except ValueError as e:  # ConfigError, CapacityError, TraceError, bad names

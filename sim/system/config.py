@@ -287,21 +287,28 @@ def parse_override(text):
     return section, key, value
 
 
-def _read_toml(name, text=None):
+def _read_toml(name, text=None, where=None):
     try:
         if text is None:
             text = resources.files("ahasd.sim.system").joinpath("configs", name).read_text()
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"malformed TOML in {name}: {e}") from None
+        raise ConfigError(f"malformed TOML in {where or name}: {e}") from None
 
 
-def load_config(overrides=(), *, platform_text=None, models_text=None):
-    """The resolved :class:`Platform`: shipped TOML (or the given texts) plus ``overrides``.
+def load_config(overrides=(), *, platform_text=None, models_text=None, platform_path=None):
+    """The resolved :class:`Platform`: shipped TOML (or the given texts or platform file) plus
+    ``overrides``.
 
     ``overrides``: ``"SECTION.KEY=VALUE"`` strings or ``(section, key, value)`` tuples.
     """
-    raw = _read_toml("platform.toml", platform_text)
+    if platform_path is not None:
+        try:
+            with open(platform_path, encoding="utf-8") as f:
+                platform_text = f.read()
+        except OSError as e:
+            raise ConfigError(f"cannot read {platform_path}: {e.strerror}") from None
+    raw = _read_toml("platform.toml", platform_text, platform_path)
     for o in overrides:
         section, key, value = parse_override(o) if isinstance(o, str) else o
         if section not in SECTIONS:

@@ -62,6 +62,21 @@ def test_simulate_bad_trace(capsys, tmp_path):
     assert status == 2 and "cannot read trace" in err
 
 
+def test_simulate_config_file(capsys, tmp_path):
+    from importlib import resources
+    good = tmp_path / "p.toml"
+    good.write_text(resources.files("ahasd.sim.system").joinpath("configs", "platform.toml")
+                    .read_text().replace("offchip_bw_gbps = 51.2", "offchip_bw_gbps = 25.6"))
+    status, out, _ = sim(capsys, "--config", str(good), "--tokens", "8", "--json")
+    assert status == 0 and json.loads(out)["config"]["pim"]["offchip_bw_gbps"] == 25.6
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[pim\n")
+    status, _, err = sim(capsys, "--config", str(bad))
+    assert status == 2 and f"malformed TOML in {bad}" in err
+    status, _, err = sim(capsys, "--config", str(tmp_path / "none.toml"))
+    assert status == 2 and "cannot read" in err
+
+
 def test_sweep_command(capsys, tmp_path):
     status = main(["sweep", "--axis", "npu.int8_tops=8,16", "--tokens", "16", "--jobs", "1",
                    "--out", str(tmp_path)])
