@@ -59,6 +59,10 @@ def grid_cells(*, pairs=PAPER_PAIRS, policies=GRID_POLICIES, tokens=1024, seed=0
     return cells
 
 
+def _cell_key(c):
+    return key(c["system"], c["ablation"] if c["system"] == "ahasd" else None)
+
+
 def _index(rows):
     out = {}
     for r in rows:
@@ -121,7 +125,7 @@ def headlines(rows, *, pairs=PAPER_PAIRS, policies=GRID_POLICIES,
             **{f"vs_{b}": {"throughput": over("ahasd-tvc", b, thr, acc, cs)["mean"],
                            "energy_efficiency": over("ahasd-tvc", b, eff, acc, cs)["mean"]}
                for b in ("gpu", "phone-gpu", "specpim", "npu-lpddr5")}}
-    h["offloaded_cells"] = sorted({f"{r['cell']['pair']}/{key(r['cell']['system'], r['cell']['ablation'] if r['cell']['system'] == 'ahasd' else None)}"  # noqa: E501
+    h["offloaded_cells"] = sorted({f"{r['cell']['pair']}/{_cell_key(r['cell'])}"
                                    for r in rows if r.get("offloaded")})
     h["tvc_saturated"] = sum(r.get("tvc_saturated_records", 0)
                              + r.get("tvc_saturated_decisions", 0) for r in rows)
@@ -184,7 +188,8 @@ def summary_markdown(h):
     for abl, a in h["ablation_vs_phone-gpu"].items():
         lines.append(f"| ablation {abl} vs phone GPU (throughput / energy, mean) | "
                      f"{_f(a['throughput'])} / {_f(a['energy_efficiency'])} | |")
-    lines += ["", "## Per acceptance level (AdaEDL, mean over pairs; full AHASD over each baseline)",
+    lines += ["", "## Per acceptance level (AdaEDL, mean over pairs; full AHASD over each "
+              "baseline)",
               "", "| golden pair | acceptance | vs GPU thr/energy | vs phone GPU | vs SpecPIM | "
               "vs NPU+LPDDR5 |", "|---|---|---|---|---|---|"]
     for acc, d in h["per_acceptance"].items():
