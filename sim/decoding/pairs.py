@@ -4,17 +4,18 @@ Every pair shares the tokenizer of :func:`ahasd.sim.decoding.ngram.load_pair` (t
 standard-library corpus) and its 5-gram *target*; the drafts differ, and each draft is trained on
 its own from token counts (never mixed with the target's distribution):
 
-============  ==========================================================  =====================
-name          draft                                                       acceptance (measured)
-============  ==========================================================  =====================
-ngram3-5      interpolated modified-KN trigram, whole corpus (default)    see :data:`PAIRS`
-ngram4-5      4-gram, whole corpus                                        higher
-ngram5-5h     5-gram trained on every other file of the corpus (half)     higher
-ngram5-5x     5-gram trained on the corpus less every 8th file (7/8)       highest
-============  ==========================================================  =====================
+============  ==========================================================  ===========  ======
+name          draft                                                       acceptance   corr
+============  ==========================================================  ===========  ======
+ngram3-5      interpolated modified-KN trigram, whole corpus (default)    0.42         -0.26
+ngram4-5      4-gram, whole corpus                                        0.67         -0.34
+ngram5-5h     5-gram trained on every other file of the corpus (half)     0.63         -0.40
+ngram5-5x     5-gram trained on the corpus less every 8th file (7/8)      0.89         -0.34
+============  ==========================================================  ===========  ======
 
-The measured acceptance and entropy-acceptance correlation of each pair are printed by
-``ahasd bench system`` and recorded in ``sim/system/reference/summary.json``.
+Acceptance: accepted over drafted tokens, fixed length 4, synchronous, two prompts of 512 tokens;
+corr: Pearson correlation of a drafted token's draft entropy with its acceptance probability
+``min(1, p/q)`` (``ahasd bench system`` measures both; adaptive policies give other acceptance).
 Trained drafts are cached beside the n-gram pair's models (same cache folder and key scheme).
 """
 
