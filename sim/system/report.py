@@ -148,7 +148,8 @@ def summary_markdown(h):
     g, s, n = h["vs_gpu"], h["vs_specpim"], h["vs_npu-lpddr5"]
     lines = ["# AHASD reproduction: headlines beside the paper's", "",
              f"Golden pair `{h['acceptance_pair']}`; every ratio is full AHASD (or the ablation "
-             "step) over the baseline, from simulated runs of 1024 tokens.", "",
+             "step) over the baseline, from simulated runs. \"(offload)\": a cell of that row "
+             "streams weights over a host link (listed at the end).", "",
              "| headline | ours | paper | ours/paper |", "|---|---|---|---|",
              _line("throughput vs GPU-only (max)", g["throughput"]["max"],
                    P["throughput_vs_gpu_max"]),
@@ -172,11 +173,13 @@ def summary_markdown(h):
     lines.append(_line("ablation tvc (LLaMA2, AdaEDL): energy vs GPU-only (authors' docs)",
                        h["ablation_llama2_adaedl_vs_gpu"]["tvc"]["energy_efficiency"],
                        P["ablation_energy_docs_tvc"]))
+    off = set(h["offloaded_cells"])
     for pair, d in h["grid_vs_gpu"].items():
+        mark = " (offload)" if {f"{pair}/gpu", f"{pair}/ahasd-tvc"} & off else ""
         for i, pol in enumerate(GRID_POLICIES[:len(d["throughput"])]):
-            lines.append(_line(f"{pair} {pol}: throughput vs GPU-only", d["throughput"][i],
+            lines.append(_line(f"{pair} {pol}: throughput vs GPU-only{mark}", d["throughput"][i],
                                P["grid_throughput"][pair][i]))
-            lines.append(_line(f"{pair} {pol}: energy efficiency vs GPU-only",
+            lines.append(_line(f"{pair} {pol}: energy efficiency vs GPU-only{mark}",
                                d["energy_efficiency"][i], P["grid_energy"][pair][i]))
     lines += ["", "## The phone-GPU baseline (the same ratios against a GPU on the phone's LPDDR5)",
               "", "| ratio | mean | max |", "|---|---|---|"]
