@@ -543,7 +543,7 @@ async def task_scheduling(dut):
     dut.tvc_inputs__now.value = 0
     dut.tvc_inputs__pending.value = 9
     assert await tb.draft(100) == 0
-    await tb.cycles(20)
+    await tb.cycles(40)      # the decide waits for the NVCT record's divider (34 cycles)
     assert (await tb.read_reg("PREVERIFY_Q_STATUS")) & 0xFFFF == 1
     tb.feedbacks.append(FeedbackDescriptor(accepted_length=1, full=0, cycles=900,
                                            kv_length=120).pack())
