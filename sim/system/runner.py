@@ -112,7 +112,10 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     if not isinstance(n_tokens, int) or n_tokens < 1:
         raise ValueError(f"tokens must be a positive integer, not {n_tokens!r}")
     seed = cfg.run.seed if seed is None else seed
-    lookahead = cfg.controller.max_lookahead_batches
+    # The draft queue holds the unverified batches: its depth bounds the look-ahead too. The
+    # feedback and pre-verify queues never hold more than one entry in this model (one NPU
+    # verification and one pre-verification in flight), so their depths never bind.
+    lookahead = min(cfg.controller.max_lookahead_batches, cfg.controller.draft_queue_depth)
     if trace is not None:
         records = trace
         prompt = list(records[0]["prompt"])

@@ -139,3 +139,10 @@ def test_replayed_decoding_gives_the_same_result():
     replayed = run("phone-gpu", pair="llama2", policy="svip")
     assert json.dumps(replayed.as_dict()) == json.dumps(fresh.as_dict())
     assert replayed.output_tokens == fresh.output_tokens
+
+
+def test_draft_queue_depth_bounds_the_look_ahead():
+    shallow = run("ahasd", overrides=["controller.draft_queue_depth=1"])
+    deep = run("ahasd")
+    assert shallow.squashed == 0            # one unverified batch at a time: nothing to squash
+    assert shallow.time_s != deep.time_s
