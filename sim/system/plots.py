@@ -57,7 +57,7 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
         ax.set_xticks(range(len(steps)), steps, rotation=30, ha="right")
         ax.set_ylabel(f"{title} / GPU-only")
         ax.set_yscale("log")
-        ax.set_title(f"{title} normalised to GPU-only (hatched: offload)")
+        ax.set_title(f"{title} / GPU-only, mean (hatched: includes offload)", fontsize=10)
     fig.tight_layout()
     names.append("ablation.png")
     fig.savefig(out / names[-1], dpi=100)
