@@ -146,3 +146,9 @@ def test_draft_queue_depth_bounds_the_look_ahead():
     deep = run("ahasd")
     assert shallow.squashed == 0            # one unverified batch at a time: nothing to squash
     assert shallow.time_s != deep.time_s
+
+
+def test_edc_anchor_variant_runs_and_decides_differently():
+    committed, anchor = run("ahasd", "edc"), run("ahasd", "edc", edc="anchor")
+    assert anchor.edc == "anchor" and anchor.throughput_tok_s <= anchor.bound_tok_s
+    assert (anchor.edc_suppressed, anchor.time_s) != (committed.edc_suppressed, committed.time_s)
