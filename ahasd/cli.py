@@ -23,6 +23,9 @@ COMMAND_MODULES = [
     "ahasd.commands.decode",
     "ahasd.commands.trace",
     "ahasd.commands.regs",
+    "ahasd.commands.simulate",
+    "ahasd.commands.reproduce",
+    "ahasd.commands.sweep",
 ]
 
 

@@ -188,21 +188,21 @@ extern "C" {
 #define AHASD_CTRL__TVC_FREQ_RATIO__RATIO_reset 0x3333
 
 // reg - ahasd_ctrl::TVC_NVCT_PRESET
-#define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_bp 0
-#define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_bw 24
+#define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_bw 32
 #define AHASD_CTRL__TVC_NVCT_PRESET__RATIO_reset 0x800
 
 // reg - ahasd_ctrl::TVC_PDCT_PRESET
-#define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_bp 0
-#define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_bw 24
+#define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_bw 32
 #define AHASD_CTRL__TVC_PDCT_PRESET__RATIO_reset 0x2000
 
 // reg - ahasd_ctrl::TVC_PVCT_PRESET
-#define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_bp 0
-#define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_bw 24
+#define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_bw 32
 #define AHASD_CTRL__TVC_PVCT_PRESET__RATIO_reset 0x4000
 
 // reg - ahasd_ctrl::TVC_CTRL
@@ -248,19 +248,19 @@ extern "C" {
 #define AHASD_CTRL__TVC_STATUS__BUSY_bw 1
 
 // reg - ahasd_ctrl::TVC_NVCT_AVG
-#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bp 0
-#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bw 24
+#define AHASD_CTRL__TVC_NVCT_AVG__RATIO_bw 32
 
 // reg - ahasd_ctrl::TVC_PDCT_AVG
-#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bp 0
-#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bw 24
+#define AHASD_CTRL__TVC_PDCT_AVG__RATIO_bw 32
 
 // reg - ahasd_ctrl::TVC_PVCT_AVG
-#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bm 0xffffff
+#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bm 0xffffffff
 #define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bp 0
-#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bw 24
+#define AHASD_CTRL__TVC_PVCT_AVG__RATIO_bw 32
 
 // reg - ahasd_ctrl::queue_regs::STATUS
 #define AHASD_CTRL__QUEUE_REGS__STATUS__FILL_bm 0xffff

@@ -146,7 +146,7 @@ class ControllerDriver:
 
     def configure_tvc(self, *, freq_ratio=None, nvct=None, pdct=None, pvct=None, max_len=None,
                       enabled=None, load_presets=True):
-        """Program TVC: frequency ratio (UQ2.14), presets (UQ16.8), largest pre-verify length,
+        """Program TVC: frequency ratio (UQ2.14), presets (UQ24.8), largest pre-verify length,
         on/off; then load the presets into the tables (unless ``load_presets`` is false)."""
         if freq_ratio is not None:
             self.set_fields("TVC_FREQ_RATIO", ratio=freq_ratio)

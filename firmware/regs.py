@@ -567,22 +567,22 @@ TVC_FREQ_RATIO_RATIO_RESET = 0x3333
 # TVC NVCT preset
 TVC_NVCT_PRESET = 0x044
 TVC_NVCT_PRESET_RATIO_LSB = 0
-TVC_NVCT_PRESET_RATIO_WIDTH = 24
-TVC_NVCT_PRESET_RATIO_MASK = 0x00FFFFFF
+TVC_NVCT_PRESET_RATIO_WIDTH = 32
+TVC_NVCT_PRESET_RATIO_MASK = 0xFFFFFFFF
 TVC_NVCT_PRESET_RATIO_RESET = 0x800
 
 # TVC PDCT preset
 TVC_PDCT_PRESET = 0x048
 TVC_PDCT_PRESET_RATIO_LSB = 0
-TVC_PDCT_PRESET_RATIO_WIDTH = 24
-TVC_PDCT_PRESET_RATIO_MASK = 0x00FFFFFF
+TVC_PDCT_PRESET_RATIO_WIDTH = 32
+TVC_PDCT_PRESET_RATIO_MASK = 0xFFFFFFFF
 TVC_PDCT_PRESET_RATIO_RESET = 0x2000
 
 # TVC PVCT preset
 TVC_PVCT_PRESET = 0x04C
 TVC_PVCT_PRESET_RATIO_LSB = 0
-TVC_PVCT_PRESET_RATIO_WIDTH = 24
-TVC_PVCT_PRESET_RATIO_MASK = 0x00FFFFFF
+TVC_PVCT_PRESET_RATIO_WIDTH = 32
+TVC_PVCT_PRESET_RATIO_MASK = 0xFFFFFFFF
 TVC_PVCT_PRESET_RATIO_RESET = 0x4000
 
 # TVC control
@@ -635,20 +635,20 @@ TVC_STATUS_BUSY_MASK = 0x00000200
 # TVC NVCT average
 TVC_NVCT_AVG = 0x064
 TVC_NVCT_AVG_RATIO_LSB = 0
-TVC_NVCT_AVG_RATIO_WIDTH = 24
-TVC_NVCT_AVG_RATIO_MASK = 0x00FFFFFF
+TVC_NVCT_AVG_RATIO_WIDTH = 32
+TVC_NVCT_AVG_RATIO_MASK = 0xFFFFFFFF
 
 # TVC PDCT average
 TVC_PDCT_AVG = 0x068
 TVC_PDCT_AVG_RATIO_LSB = 0
-TVC_PDCT_AVG_RATIO_WIDTH = 24
-TVC_PDCT_AVG_RATIO_MASK = 0x00FFFFFF
+TVC_PDCT_AVG_RATIO_WIDTH = 32
+TVC_PDCT_AVG_RATIO_MASK = 0xFFFFFFFF
 
 # TVC PVCT average
 TVC_PVCT_AVG = 0x06C
 TVC_PVCT_AVG_RATIO_LSB = 0
-TVC_PVCT_AVG_RATIO_WIDTH = 24
-TVC_PVCT_AVG_RATIO_MASK = 0x00FFFFFF
+TVC_PVCT_AVG_RATIO_WIDTH = 32
+TVC_PVCT_AVG_RATIO_MASK = 0xFFFFFFFF
 
 # Queue status
 DRAFT_Q_STATUS = 0x080
@@ -901,13 +901,13 @@ REGISTERS = {
         'ratio': (0, 16, 'config', 0x3333),
     }),
     'TVC_NVCT_PRESET': (0x044, {
-        'ratio': (0, 24, 'config', 0x800),
+        'ratio': (0, 32, 'config', 0x800),
     }),
     'TVC_PDCT_PRESET': (0x048, {
-        'ratio': (0, 24, 'config', 0x2000),
+        'ratio': (0, 32, 'config', 0x2000),
     }),
     'TVC_PVCT_PRESET': (0x04C, {
-        'ratio': (0, 24, 'config', 0x4000),
+        'ratio': (0, 32, 'config', 0x4000),
     }),
     'TVC_CTRL': (0x050, {
         'load_presets': (0, 1, 'pulse', 0x0),
@@ -929,13 +929,13 @@ REGISTERS = {
         'busy': (9, 1, 'status', None),
     }),
     'TVC_NVCT_AVG': (0x064, {
-        'ratio': (0, 24, 'status', None),
+        'ratio': (0, 32, 'status', None),
     }),
     'TVC_PDCT_AVG': (0x068, {
-        'ratio': (0, 24, 'status', None),
+        'ratio': (0, 32, 'status', None),
     }),
     'TVC_PVCT_AVG': (0x06C, {
-        'ratio': (0, 24, 'status', None),
+        'ratio': (0, 32, 'status', None),
     }),
     'DRAFT_Q_STATUS': (0x080, {
         'fill': (0, 16, 'status', None),

@@ -161,7 +161,7 @@ class Controller(wiring.Component):
             ("tvc", "cycles_bits", tvc.cycles_bits, 32, 32, "the feedback descriptor's cycles"),
             ("tvc", "length_bits", tvc.length_bits, 16, 16,
              "the feedback descriptor's kv_length"),
-            ("tvc", "ratio_bits", tvc.ratio_bits, 9, 24, "the 24-bit preset registers"),
+            ("tvc", "ratio_bits", tvc.ratio_bits, 9, 32, "the 32-bit preset registers"),
             ("tvc", "max_preverify_len", tvc.max_preverify_len, 1, 15,
              "the 4-bit pre-verify length"),
             ("tvc", "counter_bits", tvc.counter_bits, 1, 16, "the 16-bit TVC_ERRORS register"),

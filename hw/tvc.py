@@ -106,7 +106,7 @@ class TVC(wiring.Component):
     ``min(L, pending)``. One decide per cycle while not busy.
     """
 
-    def __init__(self, *, depth=4, ratio_bits=24, max_preverify_len=8, cycles_bits=32,
+    def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
                  length_bits=16, counter_bits=16):
         with rejecting_construction(self):
             self.params = p = TVCParams(

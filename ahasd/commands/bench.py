@@ -18,6 +18,7 @@ BENCHES = {
     "decode": "ahasd.bench.decode:bench",
     "queues": "ahasd.bench.queues:bench",
     "tvc": "ahasd.bench.tvc:bench",
+    "system": "ahasd.bench.system:bench",
 }
 
 

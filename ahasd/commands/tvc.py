@@ -12,7 +12,7 @@ def register(sub):
     r = verbs.add_parser(
         "replay", help="replay a TVC transaction trace and print one decision per decide",
         description="Read JSON lines {\"op\":\"config\",\"freq_ratio\":<UQ2.14>}, "
-                    "{\"op\":\"preset\",\"table\":\"nvct|pdct|pvct\",\"ratio\":<UQ16.8>}, "
+                    "{\"op\":\"preset\",\"table\":\"nvct|pdct|pvct\",\"ratio\":<UQ24.8>}, "
                     "{\"op\":\"record\",\"table\":...,\"cycles\":<int>,\"length\":<int>}, "
                     "{\"op\":\"decide\",\"kv_len\":<int>,\"now\":<int>,\"pending\":<int>} and "
                     "print {\"insert\": <bool>, \"length\": <int>} for each decide. The tables "
@@ -22,8 +22,8 @@ def register(sub):
     r.add_argument("--rtl", action="store_true",
                    help="run the Verilated TVC RTL (cycle by cycle) instead of the golden model")
     r.add_argument("--depth", type=int, default=4, help="entries per table (default 4)")
-    r.add_argument("--ratio-bits", type=int, default=24,
-                   help="bits of a table entry, UQ(n-8).8 (default 24)")
+    r.add_argument("--ratio-bits", type=int, default=32,
+                   help="bits of a table entry, UQ(n-8).8 (default 32)")
     r.add_argument("--max-preverify-len", type=int, default=8,
                    help="longest pre-verification (default 8)")
     r.set_defaults(func=replay)

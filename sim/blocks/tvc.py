@@ -21,6 +21,12 @@ Arithmetic (every intermediate exact; Python integers and the RTL's widths never
       ``L * avg(PVCT) <= C_left * 256`` (0 if none); ``length = min(L, pending)``; insert iff
       ``length >= 1``.
 
+Scale: the default tables are UQ24.8 (``ratio_bits`` 32; UQ16.8 saturated at 65,535 cycles per
+token, far below one draft token of a real model on the PIM). Cycle counts are taken in the units
+their producers count in: a system whose counts exceed ``cycles_bits`` prescales them (counts in
+units of ``2**s`` cycles, every cycle input alike, so decisions are unchanged up to rounding);
+the system simulator uses ``s = 8`` (docs/tvc.md).
+
 Widths: cycle counts (``cycles``, ``now``) have ``cycles_bits`` bits, token counts (``length``,
 ``kv_len``, ``pending``) ``length_bits``; ``freq_ratio`` is 16 bits (UQ2.14). Out-of-range
 arguments raise :class:`ValueError`.
@@ -73,7 +79,7 @@ class TVCParams:
         Bits of the saturating error counter of zero-length records, 1..32.
     """
     depth: int = 4
-    ratio_bits: int = 24
+    ratio_bits: int = 32
     max_preverify_len: int = 8
     cycles_bits: int = 32
     length_bits: int = 16

@@ -3,7 +3,7 @@
 One transaction per line (blank lines are skipped)::
 
     {"op":"config","freq_ratio":<int UQ2.14>}
-    {"op":"preset","table":"nvct|pdct|pvct","ratio":<int UQ16.8>}
+    {"op":"preset","table":"nvct|pdct|pvct","ratio":<int UQ24.8>}
     {"op":"record","table":"nvct|pdct|pvct","cycles":<int>,"length":<int>}
     {"op":"decide","kv_len":<int>,"now":<int>,"pending":<int>}
 

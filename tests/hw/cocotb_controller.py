@@ -291,7 +291,7 @@ async def task_scheduling(dut):
     await tb.write_reg("TVC_CTRL", tb.field_word("TVC_CTRL", max_len=5))   # TVC on
     tb.tvc_inputs(4000, 0, 9)
     assert await tb.draft(100) == 0
-    await tb.cycles(20)
+    await tb.cycles(40)      # the decide waits for the NVCT record's divider (34 cycles)
     assert await tb.read_field("PREVERIFY_Q_STATUS", "fill") == 1
     tb.feedback_in.send(FeedbackDescriptor(accepted_length=1, full=0, cycles=900,
                                            kv_length=120))

@@ -167,7 +167,7 @@ def test_record_backpressure_and_divider_latency():
             if out["record__ready"]:
                 break
             assert not out["decide__ready"] and out["busy"]
-        assert waited == dut.record_latency == 26
+        assert waited == dut.record_latency == 34
         out = await c.until_idle()
         assert out["average__pdct"] == (85333 + 170666) >> 2   # both shifted in, once each
         # A saturating quotient is found in the first divider cycle.
@@ -175,7 +175,7 @@ def test_record_backpressure_and_divider_latency():
         out = await c.step(**c.IDLE)
         assert out["busy"]
         out = await c.step()
-        assert not out["busy"] and out["average__pvct"] == ((1 << 24) - 1) >> 2
+        assert not out["busy"] and out["average__pvct"] == ((1 << 32) - 1) >> 2
     directed(test)
 
 

@@ -12,9 +12,9 @@ from ahasd.sim.traces.tvc import (TraceError, apply, dump, parse_trace, random_t
 def test_defaults():
     assert DEFAULT_FREQ_RATIO == 13107
     p = TVCParams()
-    assert (p.depth, p.ratio_bits, p.max_preverify_len) == (4, 24, 8)
-    # C_npu < 2**32, to_pim(now) + avg(PDCT) >> 8 < 2**35: C_left is a signed 36-bit number.
-    assert (p.c_npu_bits, p.c_sub_bits, p.c_left_bits) == (32, 35, 36)
+    assert (p.depth, p.ratio_bits, p.max_preverify_len) == (4, 32, 8)
+    # C_npu < 2**40, to_pim(now) + avg(PDCT) >> 8 < 2**35: C_left is a signed 41-bit number.
+    assert (p.c_npu_bits, p.c_sub_bits, p.c_left_bits) == (40, 35, 41)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -37,8 +37,8 @@ def test_bad_arguments():
         tvc.record("x", 1, 1)
     with pytest.raises(ValueError, match=r"cycles must be an integer in 0\.\.4294967295, not -1"):
         tvc.record("pdct", -1, 1)
-    with pytest.raises(ValueError, match=r"ratio must be an integer in 0\.\.16777215"):
-        tvc.preset("pvct", 1 << 24)
+    with pytest.raises(ValueError, match=r"ratio must be an integer in 0\.\.4294967295"):
+        tvc.preset("pvct", 1 << 32)
     with pytest.raises(ValueError, match=r"freq_ratio must be an integer in 0\.\.65535"):
         tvc.config(65536)
     with pytest.raises(ValueError, match=r"pending must be an integer in 0\.\.65535"):
@@ -58,9 +58,9 @@ def test_record_converts_nvct_and_shifts_in():
 
 def test_record_saturates_and_counts_zero_length():
     tvc = TVC(counter_bits=2)
-    assert tvc.record("pvct", (1 << 32) - 1, 1) == (1 << 24) - 1
-    assert tvc.record("pvct", 1 << 16, 1) == (1 << 24) - 1   # exactly 2**24: saturates
-    assert tvc.record("pvct", (1 << 16) - 1, 1) == (1 << 24) - 256
+    assert tvc.record("pvct", (1 << 32) - 1, 1) == (1 << 32) - 1
+    assert tvc.record("pvct", 1 << 24, 1) == (1 << 32) - 1   # exactly 2**32: saturates
+    assert tvc.record("pvct", (1 << 24) - 1, 1) == (1 << 32) - 256
     before = [list(t) for t in tvc.tables.values()]
     for expected in (1, 2, 3, 3):
         assert tvc.record("nvct", 5, 0) is None
@@ -111,7 +111,7 @@ def test_parse_trace_errors():
         ('{"op":"record","table":"nvct","cycles":1.5,"length":1}',
          r"line 1: cycles must be an integer in 0\.\.4294967295, not 1\.5"),
         ('{"op":"decide","kv_len":true,"now":2,"pending":3}', r"line 1: kv_len must be an integer"),
-        ('{"op":"preset","table":"nvct","ratio":16777216}', r"line 1: ratio must be an integer"),
+        ('{"op":"preset","table":"nvct","ratio":4294967296}', r"line 1: ratio must be an integer"),
     ]
     for text, message in cases:
         with pytest.raises(TraceError, match=message):

@@ -1,0 +1,64 @@
+"""``ahasd bench system``: simulated tokens per second of wall time, and each golden pair's
+acceptance and entropy-acceptance correlation.
+
+Speed: full AHASD and GPU-only on OPT with AdaEDL (the language models loaded first, so the
+figure is the warm simulator's). Golden pairs: a synchronous fixed-length-4 decoding per pair
+(:func:`ahasd.sim.decoding.lookahead.decode`), acceptance = accepted over drafted tokens, and the
+Pearson correlation between each drafted token's draft entropy and its exact acceptance
+probability ``min(1, p/q)``. Printed, never asserted.
+"""
+
+import time
+
+__all__ = ["bench", "pair_stats"]
+
+
+def pair_stats(name, *, tokens=512, prompts=2, max_files=None):
+    import numpy as np
+
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.decoding.lookahead import decode
+    from ahasd.sim.decoding.pairs import load_named_pair
+    from ahasd.sim.decoding.policies import FixedPolicy
+    from ahasd.sim.traces.decoding import verified_batches
+    pair = load_named_pair(name, max_files=max_files)
+    drafted = accepted = 0
+    h, a = [], []
+    for i, text in enumerate(golden.PROMPTS[:prompts]):
+        r = decode(pair.draft, pair.target, pair.tokenizer.encode(text), n_tokens=tokens,
+                   policy=FixedPolicy(k=4), rng=np.random.default_rng([7, i]), max_unverified=1)
+        drafted += r.drafted_tokens
+        accepted += r.accepted_tokens
+        for b in verified_batches(r.records):
+            h += b["entropy"]
+            a += [min(1.0, p / q) for p, q in zip(b["p"], b["q"])]
+    return {"acceptance_rate": accepted / drafted,
+            "entropy_acceptance_correlation": float(np.corrcoef(h, a)[0, 1]),
+            "mean_draft_entropy_nats": float(np.mean(h))}
+
+
+def bench(json_output=False, quick=False):
+    from ahasd.sim.decoding.pairs import PAIRS
+    from ahasd.sim.system.runner import simulate
+    tokens = 256 if quick else 1024
+    simulate("gpu", "opt", "adaedl", tokens=16)          # warm: models loaded
+    figures = {"tokens": tokens, "runs": {}}
+    for system in ("ahasd", "gpu"):
+        t0 = time.perf_counter()
+        r = simulate(system, "opt", "adaedl", tokens=tokens)
+        wall = time.perf_counter() - t0
+        figures["runs"][system] = {"wall_s": wall, "simulated_tok_per_wall_s": tokens / wall,
+                                   "throughput_tok_s": r.throughput_tok_s}
+    figures["pairs"] = {name: pair_stats(name, tokens=128 if quick else 512) for name in PAIRS}
+    if not json_output:
+        print(f"system simulator, OPT, AdaEDL, {tokens} tokens:")
+        for s, f in figures["runs"].items():
+            print(f"  {s:6s} {f['simulated_tok_per_wall_s']:9.0f} simulated tokens per wall "
+                  f"second ({f['wall_s']:.2f} s)")
+        print("golden pairs (fixed length 4, synchronous):")
+        print(f"  {'pair':10s} {'acceptance':>10s} {'corr(H, accept)':>16s} {'mean H':>7s}")
+        for n, f in figures["pairs"].items():
+            print(f"  {n:10s} {f['acceptance_rate']:10.3f} "
+                  f"{f['entropy_acceptance_correlation']:16.3f} "
+                  f"{f['mean_draft_entropy_nats']:7.2f}")
+    return figures

@@ -1,0 +1,95 @@
+"""Run many independent simulator cells: in this process, on local processes, or on dask.
+
+Every cell is a dict of :func:`ahasd.sim.system.runner.simulate` keyword arguments; the result of
+a cell is its :meth:`SimResult.as_dict` without the ``config`` (the same for every cell, stored
+once by the callers). Results come back in the cells' order whatever ran them, and a cell's result
+depends only on its arguments, so local processes, dask and a single process give identical output.
+Synchronous systems, whose decoding provably does not depend on timing (no look-ahead, EDC or
+TVC; a policy other than BanditSpec, whose costs are the system's), share one decoding per golden
+pair, policy, token count and seed (:func:`decoding_key`): such cells run as one task, so the
+worker records the decoding once and replays it (``ahasd.sim.system.runner``).
+"""
+
+__all__ = ["run_cell", "run_cells", "decoding_key"]
+
+_SYNC = ("gpu", "phone-gpu", "npu-lpddr5", "specpim")
+
+
+def decoding_key(cell):
+    """Cells with equal keys share one decoding (the runner replays it); None: not shareable."""
+    system, policy = cell.get("system", "ahasd"), cell.get("policy", "adaedl")
+    if system not in _SYNC or (system != "specpim" and policy == "banditspec") \
+            or cell.get("trace") is not None:
+        return None
+    return (cell.get("acceptance_pair", "ngram3-5"), "fixed8" if system == "specpim" else policy,
+            cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
+
+
+def _groups(cells):
+    """Index groups: cells sharing a decoding together (so one worker records and replays),
+    largest first."""
+    by_key, singles = {}, []
+    for i, c in enumerate(cells):
+        k = decoding_key(c)
+        if k is None:
+            singles.append([i])
+        else:
+            by_key.setdefault(k, []).append(i)
+    return sorted(by_key.values(), key=len, reverse=True) + singles
+
+
+def _run_group(cells):
+    return [run_cell(c) for c in cells]
+
+
+def run_cell(cell):
+    """One cell -> its result dict (``config`` removed; ``error`` set if it could not run)."""
+    from ahasd.sim.system.runner import simulate
+    try:
+        r = simulate(**cell).as_dict(timeline=cell.get("keep_timeline", False))
+    except ValueError as e:
+        return {"cell": cell, "error": str(e)}
+    r.pop("config")
+    r["cell"] = cell
+    return r
+
+
+def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
+    """Results of ``cells`` in order. ``jobs`` local processes (1: this process), or a dask
+    scheduler address (``scheduler``; ``"inproc"`` objects: a ``distributed.Client``)."""
+    cells = list(cells)
+    out = [None] * len(cells)
+    if scheduler is not None:
+        from distributed import Client, as_completed
+        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+        try:
+            groups = _groups(cells)
+            futures = {client.submit(_run_group, [cells[i] for i in g], pure=False): g
+                       for g in groups}
+            for fut in as_completed(futures):
+                for i, r in zip(futures[fut], fut.result()):
+                    out[i] = r
+                    if progress:
+                        progress()
+        finally:
+            if client is not scheduler:
+                client.close()
+        return out
+    groups = _groups(cells)
+    if jobs <= 1:
+        for g in groups:
+            for i in g:
+                out[i] = run_cell(cells[i])
+                if progress:
+                    progress()
+        return out
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed as done
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
+        futures = {ex.submit(_run_group, [cells[i] for i in g]): g for g in groups}
+        for fut in done(futures):
+            for i, r in zip(futures[fut], fut.result()):
+                out[i] = r
+                if progress:
+                    progress()
+    return out

@@ -1,0 +1,207 @@
+"""The reproduction grid and its headlines, beside the paper's.
+
+:func:`grid_cells` lists the cells: the paper's 3 pairs x 4 adaptive policies x every system and
+AHASD ablation step (SpecPIM keeps its fixed draft length 8 in every policy column), on the
+default golden pair, plus an acceptance sweep (each further golden pair, AdaEDL, the four
+baselines and full AHASD). Every cell runs; a cell that needs more memory than its system has
+runs with the offload model and is flagged (``offloaded`` non-empty). :func:`headlines` computes
+every ratio the paper and the authors' documentation report, and :func:`summary_markdown` sets
+them beside the paper's with ours/paper.
+"""
+
+import statistics
+
+__all__ = ["PAPER_PAIRS", "GRID_POLICIES", "GRID_SYSTEMS", "ACCEPTANCE_PAIRS", "PAPER",
+           "grid_cells", "headlines", "summary_markdown", "key"]
+
+PAPER_PAIRS = ("opt", "llama2", "palm")
+GRID_POLICIES = ("specdecpp", "svip", "adaedl", "banditspec")
+#: (system, ablation) in plot order
+GRID_SYSTEMS = (("gpu", None), ("phone-gpu", None), ("specpim", None), ("npu-lpddr5", None),
+                ("ahasd", "async"), ("ahasd", "aau"), ("ahasd", "edc"), ("ahasd", "tvc"))
+ACCEPTANCE_PAIRS = ("ngram3-5", "ngram4-5", "ngram5-5x")
+
+#: The paper's headlines and the authors' reproducibility guide (see the module docstring).
+PAPER = {
+    "throughput_vs_gpu_max": 4.2, "energy_vs_gpu_max": 5.6,
+    "throughput_vs_specpim_max": 1.5, "energy_vs_specpim_mean": 1.24,
+    "ablation_throughput": {"async": 2.2, "aau": 2.7, "edc": 3.4, "tvc": 3.8},
+    "ablation_energy": {"async": 1.9, "aau": 2.6, "edc": 4.5, "tvc": 5.2},
+    "ablation_energy_docs_tvc": 5.5,
+    "throughput_vs_npu_lpddr5": 3.10, "energy_per_token_vs_npu_lpddr5": 0.48,
+    "grid_throughput": {"opt": [3.6, 3.8, 4.0, 4.2], "llama2": [3.0, 3.3, 3.5, 3.7],
+                        "palm": [2.6, 2.9, 3.1, 3.3]},
+    "grid_energy": {"opt": [4.8, 5.1, 5.3, 5.6], "llama2": [4.1, 4.4, 4.7, 4.9],
+                    "palm": [3.5, 3.8, 4.1, 4.3]},
+}
+
+
+def key(system, ablation):
+    return system if system != "ahasd" else f"ahasd-{ablation}"
+
+
+def grid_cells(*, pairs=PAPER_PAIRS, policies=GRID_POLICIES, tokens=1024, seed=0,
+               acceptance_pairs=ACCEPTANCE_PAIRS, overrides=(), max_files=None):
+    cells = []
+    base = {"tokens": tokens, "seed": seed, "offload": True, "overrides": tuple(overrides)}
+    if max_files is not None:
+        base["max_files"] = max_files
+    for pair in pairs:
+        for policy in policies:
+            for system, abl in GRID_SYSTEMS:
+                cells.append({**base, "system": system, "pair": pair, "policy": policy,
+                              "ablation": abl or "tvc", "acceptance_pair": acceptance_pairs[0]})
+    for acc in acceptance_pairs[1:]:
+        for pair in pairs:
+            for system, abl in GRID_SYSTEMS[:4] + GRID_SYSTEMS[-1:]:
+                cells.append({**base, "system": system, "pair": pair, "policy": "adaedl",
+                              "ablation": abl or "tvc", "acceptance_pair": acc})
+    return cells
+
+
+def _cell_key(c):
+    return key(c["system"], c["ablation"] if c["system"] == "ahasd" else None)
+
+
+def _index(rows):
+    out = {}
+    for r in rows:
+        c = r["cell"]
+        sysk = key(c["system"], c["ablation"] if c["system"] == "ahasd" else None)
+        out[(c["acceptance_pair"], c["pair"], c["policy"], sysk)] = r
+    return out
+
+
+def _ratio(idx, acc, pair, policy, a, b, metric):
+    ra, rb = idx.get((acc, pair, policy, a)), idx.get((acc, pair, policy, b))
+    if not ra or not rb or "error" in ra or "error" in rb:
+        return None
+    return ra[metric] / rb[metric]
+
+
+def _stats(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return {"mean": None, "max": None, "min": None}
+    return {"mean": statistics.fmean(values), "max": max(values), "min": min(values)}
+
+
+def headlines(rows, *, pairs=PAPER_PAIRS, policies=GRID_POLICIES,
+              acceptance_pairs=ACCEPTANCE_PAIRS):
+    """Every headline ratio (ours), as a nested dict of plain numbers."""
+    idx = _index(rows)
+    acc0 = acceptance_pairs[0]
+    cells = [(p, q) for p in pairs for q in policies]
+
+    def over(a, b, metric, acc=acc0, cs=cells):
+        return _stats([_ratio(idx, acc, p, q, a, b, metric) for p, q in cs])
+
+    thr, eff = "throughput_tok_s", "tokens_per_mj"
+    h = {"acceptance_pair": acc0}
+    for base in ("gpu", "phone-gpu", "specpim", "npu-lpddr5"):
+        h[f"vs_{base}"] = {"throughput": over("ahasd-tvc", base, thr),
+                           "energy_efficiency": over("ahasd-tvc", base, eff)}
+    for base in ("gpu", "phone-gpu"):
+        h[f"ablation_vs_{base}"] = {
+            abl: {"throughput": over(f"ahasd-{abl}", base, thr)["mean"],
+                  "energy_efficiency": over(f"ahasd-{abl}", base, eff)["mean"]}
+            for abl in ("async", "aau", "edc", "tvc")}
+    h["ablation_llama2_adaedl_vs_gpu"] = {
+        abl: {"throughput": _ratio(idx, acc0, "llama2", "adaedl", f"ahasd-{abl}", "gpu", thr),
+              "energy_efficiency": _ratio(idx, acc0, "llama2", "adaedl", f"ahasd-{abl}", "gpu",
+                                          eff)}
+        for abl in ("async", "aau", "edc", "tvc")}
+    h["grid_vs_gpu"] = {p: {"throughput": [_ratio(idx, acc0, p, q, "ahasd-tvc", "gpu", thr)
+                                           for q in policies],
+                            "energy_efficiency": [_ratio(idx, acc0, p, q, "ahasd-tvc", "gpu", eff)
+                                                  for q in policies]} for p in pairs}
+    h["per_acceptance"] = {}
+    for acc in acceptance_pairs:
+        cs = [(p, "adaedl") for p in pairs]
+        accs = [idx[(acc, p, "adaedl", "ahasd-tvc")]["acceptance_rate"] for p in pairs
+                if (acc, p, "adaedl", "ahasd-tvc") in idx]
+        h["per_acceptance"][acc] = {
+            "acceptance_rate": statistics.fmean(accs) if accs else None,
+            **{f"vs_{b}": {"throughput": over("ahasd-tvc", b, thr, acc, cs)["mean"],
+                           "energy_efficiency": over("ahasd-tvc", b, eff, acc, cs)["mean"]}
+               for b in ("gpu", "phone-gpu", "specpim", "npu-lpddr5")}}
+    h["offloaded_cells"] = sorted({f"{r['cell']['pair']}/{_cell_key(r['cell'])}"
+                                   for r in rows if r.get("offloaded")})
+    h["tvc_saturated"] = sum(r.get("tvc_saturated_records", 0)
+                             + r.get("tvc_saturated_decisions", 0) for r in rows)
+    h["errors"] = [r["error"] for r in rows if "error" in r]
+    return h
+
+
+def _f(x, nd=2):
+    return "n/a" if x is None else f"{x:.{nd}f}"
+
+
+def _line(name, ours, paper):
+    ratio = "n/a" if ours is None or not paper else f"{ours / paper:.2f}"
+    return f"| {name} | {_f(ours)} | {paper:g} | {ratio} |"
+
+
+def summary_markdown(h):
+    """The headline table (ours, paper, ours/paper) plus the alternative-baseline figures."""
+    P = PAPER
+    g, s, n = h["vs_gpu"], h["vs_specpim"], h["vs_npu-lpddr5"]
+    lines = ["# AHASD reproduction: headlines beside the paper's", "",
+             f"Golden pair `{h['acceptance_pair']}`; every ratio is full AHASD (or the ablation "
+             "step) over the baseline, from simulated runs. \"(offload)\": a cell of that row "
+             "streams weights over a host link (listed at the end).", "",
+             "| headline | ours | paper | ours/paper |", "|---|---|---|---|",
+             _line("throughput vs GPU-only (max)", g["throughput"]["max"],
+                   P["throughput_vs_gpu_max"]),
+             _line("energy efficiency vs GPU-only (max)", g["energy_efficiency"]["max"],
+                   P["energy_vs_gpu_max"]),
+             _line("throughput vs SpecPIM (max)", s["throughput"]["max"],
+                   P["throughput_vs_specpim_max"]),
+             _line("energy efficiency vs SpecPIM (mean)", s["energy_efficiency"]["mean"],
+                   P["energy_vs_specpim_mean"]),
+             _line("throughput vs NPU+LPDDR5 (mean)", n["throughput"]["mean"],
+                   P["throughput_vs_npu_lpddr5"]),
+             _line("energy per token vs NPU+LPDDR5 (mean)",
+                   None if n["energy_efficiency"]["mean"] is None
+                   else 1 / n["energy_efficiency"]["mean"], P["energy_per_token_vs_npu_lpddr5"])]
+    for abl in ("async", "aau", "edc", "tvc"):
+        a = h["ablation_vs_gpu"][abl]
+        lines.append(_line(f"ablation {abl}: throughput vs GPU-only (mean)", a["throughput"],
+                           P["ablation_throughput"][abl]))
+        lines.append(_line(f"ablation {abl}: energy efficiency vs GPU-only (mean)",
+                           a["energy_efficiency"], P["ablation_energy"][abl]))
+    lines.append(_line("ablation tvc (LLaMA2, AdaEDL): energy vs GPU-only (authors' docs)",
+                       h["ablation_llama2_adaedl_vs_gpu"]["tvc"]["energy_efficiency"],
+                       P["ablation_energy_docs_tvc"]))
+    off = set(h["offloaded_cells"])
+    for pair, d in h["grid_vs_gpu"].items():
+        mark = " (offload)" if {f"{pair}/gpu", f"{pair}/ahasd-tvc"} & off else ""
+        for i, pol in enumerate(GRID_POLICIES[:len(d["throughput"])]):
+            lines.append(_line(f"{pair} {pol}: throughput vs GPU-only{mark}", d["throughput"][i],
+                               P["grid_throughput"][pair][i]))
+            lines.append(_line(f"{pair} {pol}: energy efficiency vs GPU-only{mark}",
+                               d["energy_efficiency"][i], P["grid_energy"][pair][i]))
+    lines += ["", "## The phone-GPU baseline (the same ratios against a GPU on the phone's LPDDR5)",
+              "", "| ratio | mean | max |", "|---|---|---|"]
+    ph = h["vs_phone-gpu"]
+    lines.append(f"| throughput vs phone GPU | {_f(ph['throughput']['mean'])} | "
+                 f"{_f(ph['throughput']['max'])} |")
+    lines.append(f"| energy efficiency vs phone GPU | {_f(ph['energy_efficiency']['mean'])} | "
+                 f"{_f(ph['energy_efficiency']['max'])} |")
+    for abl, a in h["ablation_vs_phone-gpu"].items():
+        lines.append(f"| ablation {abl} vs phone GPU (throughput / energy, mean) | "
+                     f"{_f(a['throughput'])} / {_f(a['energy_efficiency'])} | |")
+    lines += ["", "## Per acceptance level (AdaEDL, mean over pairs; full AHASD over each "
+              "baseline)",
+              "", "| golden pair | acceptance | vs GPU thr/energy | vs phone GPU | vs SpecPIM | "
+              "vs NPU+LPDDR5 |", "|---|---|---|---|---|---|"]
+    for acc, d in h["per_acceptance"].items():
+        cols = [f"{_f(d[f'vs_{b}']['throughput'])} / {_f(d[f'vs_{b}']['energy_efficiency'])}"
+                for b in ("gpu", "phone-gpu", "specpim", "npu-lpddr5")]
+        lines.append(f"| {acc} | {_f(d['acceptance_rate'], 3)} | " + " | ".join(cols) + " |")
+    lines += ["", "Cells run with the offload model (weights streamed over the host link): "
+              + (", ".join(h["offloaded_cells"]) or "none") + ".",
+              f"TVC saturated records and decisions over the grid: {h['tvc_saturated']}."]
+    if h["errors"]:
+        lines.append("Cells that failed: " + "; ".join(h["errors"]))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,204 @@
+"""``simulate``: one run of one system on one model pair and policy, as a typed result.
+
+Decoding comes from the golden model (a live n-gram pair from :mod:`ahasd.sim.decoding.pairs`,
+or a recorded trace); timing and energy from :class:`ahasd.sim.system.systems.Timing`; the EDC
+and TVC that decide from :class:`ahasd.sim.system.deciders.GoldenDeciders` (or any
+:class:`~ahasd.sim.system.deciders.Deciders` passed as ``deciders``). BanditSpec's cost model is
+the system's own: draft cost 1 per token, verify cost = one 4-token verification over one draft
+token on that system. SpecDec++'s acceptance predictor is fitted once per (pair, seed) and reused.
+
+Reuse: a synchronous system (no look-ahead, no EDC, no TVC) asks the decoding the same questions
+in the same order whatever its timing, so its decoding depends only on the golden pair, the policy
+(unless BanditSpec, whose costs are the system's), the token count, the seed and the corpus; the
+first such run records it and later runs with the same key replay it (checked call by call).
+"""
+
+from dataclasses import asdict, dataclass, field
+
+from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
+from ahasd.sim.system.config import load_config
+from ahasd.sim.system.deciders import GoldenDeciders
+from ahasd.sim.system.engine import run_engine
+from ahasd.sim.system.systems import Timing, make_spec, placement
+
+__all__ = ["SimResult", "simulate", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
+
+POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
+DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
+_PREDICTORS = {}
+#: recorded decodings of synchronous runs, by what alone determines them (see simulate)
+_DECODINGS = {}
+
+
+@dataclass
+class SimResult:
+    """What one simulated run produced (the JSON of ``ahasd simulate``)."""
+    tokens: int
+    time_s: float
+    throughput_tok_s: float
+    energy_mj: float
+    tokens_per_mj: float
+    acceptance_rate: float
+    mean_accepted_len: float
+    devices: dict
+    bound_tok_s: float
+    system: str
+    label: str
+    pair: str
+    policy: str
+    ablation: str | None
+    edc: str
+    acceptance_pair: str
+    offloaded: list
+    mean_draft_len: float
+    verifications: int
+    npu_passes: int
+    preverifies: int
+    preverify_rejects: int
+    squashed: int
+    edc_suppressed: int
+    gts_switches: int
+    tvc_saturated_records: int
+    tvc_saturated_decisions: int
+    energy_breakdown_mj: dict
+    config: dict = field(repr=False)
+    timeline: list = field(default_factory=list, repr=False)
+    output_tokens: list = field(default_factory=list, repr=False)
+
+    def as_dict(self, *, timeline=False):
+        d = asdict(self)
+        d.pop("output_tokens")
+        if not timeline:
+            d.pop("timeline")
+        return d
+
+
+def _policy(name, lm_pair, seed, timing, fixed_len):
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.decoding.policies import FixedPolicy
+    if fixed_len is not None:
+        return FixedPolicy(k=fixed_len, max_len=fixed_len)
+    if name not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {name!r}")
+    params = {}
+    if name == "specdecpp":
+        key = (lm_pair.name, seed)
+        if key not in _PREDICTORS:
+            _PREDICTORS[key] = golden.build_policy("specdecpp", lm_pair, seed=seed).predictor
+        params["predictor"] = _PREDICTORS[key]
+    if name == "banditspec":
+        d = timing.draft_token(256)[0]
+        params.update(draft_cost=1.0, verify_cost=timing.verify(4, 256)[0] / d)
+    return golden.make_policy(name, **params)
+
+
+def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
+             tokens=None, acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, trace=None, offload=False,
+             overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
+             tvc_params=None, edc_params=None, max_files=None, greedy=False):
+    """Run one configuration; return a :class:`SimResult`."""
+    import numpy as np  # noqa: F401 - the sources need it
+
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.system.sources import (LiveSource, RecordingSource, ReplaySource,
+                                          TraceSource)
+
+    cfg = cfg or load_config(overrides)
+    if edc not in ("committed", "anchor"):
+        raise ValueError(f"edc must be committed or anchor, not {edc!r}")
+    spec = make_spec(system, ablation)
+    draft, target = cfg.pair(pair)
+    n_tokens = cfg.run.tokens if tokens is None else tokens
+    if not isinstance(n_tokens, int) or n_tokens < 1:
+        raise ValueError(f"tokens must be a positive integer, not {n_tokens!r}")
+    seed = cfg.run.seed if seed is None else seed
+    # The draft queue holds the unverified batches: its depth bounds the look-ahead too. The
+    # feedback and pre-verify queues never hold more than one entry in this model (one NPU
+    # verification and one pre-verification in flight), so their depths never bind.
+    lookahead = min(cfg.controller.max_lookahead_batches, cfg.controller.draft_queue_depth)
+    if trace is not None:
+        records = trace
+        prompt = list(records[0]["prompt"])
+        source = TraceSource(records)
+        kv_tokens = len(prompt) + n_tokens + 8 * lookahead
+    else:
+        from ahasd.sim.decoding.pairs import load_named_pair
+        lm = load_named_pair(acceptance_pair, max_files=max_files)
+        prompt = lm.tokenizer.encode(golden.PROMPTS[0])
+        kv_tokens = len(prompt) + n_tokens + 8 * lookahead
+    stream, notes = placement(cfg, spec, draft, target, kv_tokens, offload=offload)
+    timing = Timing(cfg, spec, draft, target, stream)
+    record = None
+    if trace is None:
+        reusable = (not spec.asynchronous and not spec.edc and not spec.tvc
+                    and (spec.fixed_len is not None or policy != "banditspec"))
+        dkey = (acceptance_pair, f"fixed{spec.fixed_len}" if spec.fixed_len else policy,
+                n_tokens, seed, max_files, greedy, golden.PROMPTS[0])
+        if reusable and dkey in _DECODINGS:
+            source = ReplaySource(_DECODINGS[dkey])
+        else:
+            pol = _policy(policy, lm, seed, timing, spec.fixed_len)
+            source = LiveSource(lm, pol, seed=seed, greedy=greedy)
+            if reusable:
+                source = record = RecordingSource(source)
+    if deciders is None and (spec.edc or spec.tvc):
+        ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
+        tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
+        deciders = GoldenDeciders(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
+                                  tvc_params=tvc_params, edc_params=edc_params,
+                                  prescale_bits=cfg.controller.tvc_prescale_bits)
+    if spec.tvc:
+        kv0 = len(prompt) + n_tokens // 2   # offline profile at the run's mean KV length
+        deciders.tvc_preset("nvct", int(timing.verify(4, kv0)[0] * timing.npu_hz), kv0)
+        deciders.tvc_preset("pdct", int(timing.draft_token(kv0)[0] * timing.pim_hz), 1)
+        deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
+    t, out, st = run_engine(spec, timing, source, prompt, n_tokens, deciders,
+                            max_lookahead=lookahead, keep_timeline=keep_timeline)
+    if record is not None:
+        _DECODINGS[dkey] = record.calls
+    r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
+                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
+    r.output_tokens = out
+    return r
+
+
+def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, notes, deciders,
+            keep_timeline):
+    dev = timing.dev
+    ctl = cfg.controller
+    dyn = {d: pj * 1e-9 for d, pj in st.energy_pj.items()}
+    controller_pj = (st.edc_decisions * ctl.edc_pj + st.tvc_decisions * ctl.tvc_pj
+                     + st.gts_switches * ctl.gts_switch_pj)
+    bg = {}
+    for holder in spec.background:
+        w = cfg.pim.background_mw / 1e3 if holder == "lpddr5" else dev[holder].background_w
+        bg[holder] = w * t * 1e3
+    breakdown = {f"dynamic_{d}": e for d, e in sorted(dyn.items())}
+    breakdown.update({f"background_{d}": e for d, e in bg.items()})
+    breakdown["controller"] = controller_pj * 1e-9
+    energy = sum(breakdown.values())
+    devices = {}
+    for d in sorted({spec.draft_dev, spec.verify_dev}):
+        busy = st.busy.get(d, 0.0)
+        devices[d] = {"busy_s": busy, "idle_s": max(t - busy, 0.0)}
+    wd, wt = timing.weight_bytes(timing.draft), timing.weight_bytes(timing.target)
+    t_verify = st.npu_passes * dev[spec.verify_dev].min_weight_s(wt)
+    t_draft = (st.draft_tokens_done * dev[spec.draft_dev].min_weight_s(wd)
+               + st.preverifies * dev[spec.draft_dev].min_weight_s(wt))
+    t_min = max(t_verify, t_draft) if spec.asynchronous else t_verify + t_draft
+    return SimResult(
+        tokens=n, time_s=t, throughput_tok_s=n / t, energy_mj=energy,
+        tokens_per_mj=n / energy, acceptance_rate=st.accepted / st.drafted if st.drafted else 0.0,
+        mean_accepted_len=st.accepted / st.verifications if st.verifications else 0.0,
+        devices=devices, bound_tok_s=n / t_min, system=spec.name, label=spec.label, pair=pair,
+        policy=policy if spec.fixed_len is None else f"fixed{spec.fixed_len}",
+        ablation=ablation if spec.name == "ahasd" else None, edc=edc, acceptance_pair=acc_pair,
+        offloaded=notes,
+        mean_draft_len=sum(st.draft_lengths) / len(st.draft_lengths) if st.draft_lengths else 0.0,
+        verifications=st.verifications, npu_passes=st.npu_passes, preverifies=st.preverifies,
+        preverify_rejects=st.preverify_rejects, squashed=st.squashed,
+        edc_suppressed=st.edc_suppressed, gts_switches=st.gts_switches,
+        tvc_saturated_records=getattr(deciders, "saturated_records", 0),
+        tvc_saturated_decisions=getattr(deciders, "saturated_decisions", 0),
+        energy_breakdown_mj=breakdown, config=cfg.as_dict(),
+        timeline=st.timeline if keep_timeline else [])

@@ -1,0 +1,122 @@
+"""Parameter sweeps: the cartesian product of value lists, run as independent simulator cells.
+
+A sweep axis is ``KEY=V1,V2,...`` where KEY is a configuration key (``SECTION.KEY``, e.g.
+``pim.internal_bw_gbps``, ``npu.int8_tops``, ``controller.max_lookahead_batches``), an EDC
+parameter (``edc.h_max_nats``; ``edc.bucket_bits`` and ``edc.llr_bits``, which set the PHT size
+``2**(2*bucket_bits + llr_bits)``), or ``acceptance_pair`` (a golden pair name: the acceptance
+level). Cells run through :func:`ahasd.sim.system.parallel.run_cells` (this process, local
+processes, or a dask.distributed scheduler), with identical results either way.
+"""
+
+import csv
+import itertools
+import json
+
+from ahasd.sim.system.config import ConfigError, load_config, parse_override
+
+__all__ = ["parse_axis", "sweep_cells", "run_sweep", "EDC_KEYS"]
+
+EDC_KEYS = ("h_max_nats", "bucket_bits", "llr_bits", "history_depth", "counter_bits")
+METRICS = ("throughput_tok_s", "tokens_per_mj", "acceptance_rate", "mean_draft_len",
+           "preverifies", "edc_suppressed")
+
+
+def parse_axis(text):
+    """``"KEY=V1,V2"`` -> ``(key, [values])``, every value validated."""
+    if "=" not in text:
+        raise ConfigError(f"a sweep axis needs KEY=V1,V2,..., not {text!r}")
+    name, raw = text.split("=", 1)
+    name = name.strip()
+    values = [v.strip() for v in raw.split(",") if v.strip()]
+    if not values:
+        raise ConfigError(f"sweep axis {name} has no values")
+    if name == "acceptance_pair":
+        from ahasd.sim.decoding.pairs import PAIRS
+        for v in values:
+            if v not in PAIRS:
+                raise ConfigError(f"acceptance_pair must be one of {', '.join(PAIRS)}, not {v!r}")
+        return name, values
+    if name.startswith("edc."):
+        key = name[4:]
+        if key not in EDC_KEYS:
+            raise ConfigError(f"unknown EDC parameter {name} (known: {', '.join(EDC_KEYS)})")
+        out = []
+        for v in values:
+            _, _, parsed = parse_override(f"edc.{key}={v}")
+            from ahasd.sim.blocks.edc import EDCParams
+            EDCParams(**{key: parsed})   # raises ValueError naming a bad value
+            out.append(parsed)
+        return name, out
+    out = []
+    for v in values:
+        o = parse_override(f"{name}={v}")
+        load_config([o])                 # validates the key and the value
+        out.append(o[2])
+    return name, out
+
+
+def sweep_cells(axes, *, system="ahasd", pair="opt", policy="adaedl", tokens=256, seed=0,
+                offload=True, max_files=None):
+    cells = []
+    names = [a[0] for a in axes]
+    for combo in itertools.product(*(a[1] for a in axes)):
+        cell = {"system": system, "pair": pair, "policy": policy, "tokens": tokens,
+                "seed": seed, "offload": offload, "overrides": (), "edc_params": {}}
+        if max_files is not None:
+            cell["max_files"] = max_files
+        overrides, edc = [], {}
+        for name, v in zip(names, combo):
+            if name == "acceptance_pair":
+                cell["acceptance_pair"] = v
+            elif name.startswith("edc."):
+                edc[name[4:]] = v
+            else:
+                section, key = name.split(".", 1)
+                overrides.append((section, key, v))
+        cell["overrides"] = tuple(overrides)
+        cell["edc_params"] = edc
+        cell["point"] = dict(zip(names, combo))
+        cells.append(cell)
+    return cells
+
+
+def run_sweep(axes, out, *, jobs=1, scheduler=None, progress=None, plots=True, **kw):
+    """Run the sweep into folder ``out`` (sweep.csv, sweep.json, sweep.png); return the rows."""
+    from ahasd.sim.system.parallel import run_cells
+    cells = sweep_cells(axes, **kw)
+    sim_cells = [{k: v for k, v in c.items() if k != "point"} for c in cells]
+    rows = run_cells(sim_cells, jobs=jobs, scheduler=scheduler, progress=progress)
+    names = [a[0] for a in axes]
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "sweep.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(names + list(METRICS) + ["error"])
+        for c, r in zip(cells, rows):
+            w.writerow([c["point"][n] for n in names]
+                       + [r.get(m, "") for m in METRICS] + [r.get("error", "")])
+    (out / "sweep.json").write_text(json.dumps(
+        [{"point": c["point"], **{m: r.get(m) for m in METRICS}, "error": r.get("error")}
+         for c, r in zip(cells, rows)], indent=1, sort_keys=True) + "\n")
+    if plots:
+        _plot(axes, cells, rows, out)
+    return rows
+
+
+def _plot(axes, cells, rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axs = plt.subplots(1, len(axes), figsize=(5 * len(axes), 3.5), squeeze=False)
+    for ax, (name, values) in zip(axs[0], axes):
+        # Each axis against throughput, averaged over the other axes.
+        ys = []
+        for v in values:
+            sel = [r["throughput_tok_s"] for c, r in zip(cells, rows)
+                   if c["point"][name] == v and "error" not in r]
+            ys.append(sum(sel) / len(sel) if sel else float("nan"))
+        ax.plot([str(v) for v in values], ys, marker="o")
+        ax.set_xlabel(name)
+        ax.set_ylabel("throughput (tok/s)")
+    fig.tight_layout()
+    fig.savefig(out / "sweep.png", dpi=100)
+    plt.close(fig)
