@@ -187,7 +187,8 @@ class Harness:
             raise HarnessError("the harness is closed")
         self._lines.append("end\n")
         data = "\n".join(self._lines).encode()
-        results, self._results, self._lines = self._results, [], []
+        results, self._results = self._results, []
+        self._lines.clear()     # the same list: callers may append to it directly
         try:
             self._proc.stdin.write(data)
             self._proc.stdin.flush()

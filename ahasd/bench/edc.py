@@ -1,7 +1,8 @@
 """``ahasd bench edc``: events per second of the golden EDC and of the Verilated RTL replay path.
 
-The workload is a fixed random event stream (ARCHITECTURE-realistic entropies, look-ahead runs);
-the figures are measured wall-clock rates on this machine, printed, never asserted.
+The workload is a fixed random event stream (realistic entropies, look-ahead runs); the RTL runs
+on the batched Verilator harness (:class:`ahasd.cosim.edc.VerilatedEDC`, the model built before the
+clock starts). The figures are measured wall-clock rates on this machine, printed, never asserted.
 """
 
 import math
@@ -58,7 +59,7 @@ def bench(json_output=False, quick=False):
         table.add_column("events/s", justify="right")
         table.add_row("golden, committed", f"{figures['golden_committed_events_per_s']:,.0f}")
         table.add_row("golden, anchor", f"{figures['golden_anchor_events_per_s']:,.0f}")
-        table.add_row("RTL (Verilator, pipe)", f"{figures['rtl_events_per_s']:,.0f}")
+        table.add_row("RTL (Verilator harness, batched)", f"{figures['rtl_events_per_s']:,.0f}")
         Console().print(table)
         print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model")

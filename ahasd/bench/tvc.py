@@ -1,8 +1,9 @@
 """``ahasd bench tvc``: TVC decision and record latency in cycles, measured on the Verilated RTL,
 and replay speed of the golden model and of the RTL path.
 
-The workload is :func:`ahasd.sim.traces.tvc.realistic_trace` (speculative decoding rounds), driven
-one transaction at a time as ``ahasd tvc replay --rtl`` does. Latencies are counted in the
+The workload is :func:`ahasd.sim.traces.tvc.realistic_trace` (speculative decoding rounds), run as
+``ahasd tvc replay --rtl`` does: in batches on the Verilator harness, each transaction held on its
+stream until ``ready`` on the C++ side. Latencies are counted in the
 simulation (accept cycle to result cycle; record accept to ``ready`` again); rates are wall-clock
 figures of this machine. Everything is printed, never asserted.
 """
@@ -71,7 +72,7 @@ def bench(json_output=False, quick=False):
         speed.add_column("path")
         speed.add_column("events/s", justify="right")
         speed.add_row("golden model", f"{figures['golden_events_per_s']:,.0f}")
-        speed.add_row("RTL (Verilator, pipe, closed loop)", f"{figures['rtl_events_per_s']:,.0f}")
+        speed.add_row("RTL (Verilator harness, batched, closed loop)", f"{figures['rtl_events_per_s']:,.0f}")
         Console().print(speed)
         print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model; "
