@@ -349,6 +349,10 @@ class Harness:
         """Changes of a watched port since the last call: ``[(cycle, value), ...]``."""
         return self.command(f"seen {watch}", _items)
 
+    def pending(self, lane):
+        """Items of ``lane`` (a source's name when it has a lane of its own) not yet accepted."""
+        return self.command(f"pending {lane}", lambda lines: int(next(lines)))
+
     def time(self):
         """``(ps, cycles of each domain in declaration order)``."""
         def parse(lines):

@@ -18,7 +18,7 @@
 //   set PORT HEX   get PORT -> HEX   drain DOMAIN MAX   until PORT HEX DOMAIN MAX
 //   count SINK TOTAL DOMAIN MAX      time -> "PS CYCLES.."
 //   pop SINK -> "N" + N lines "CYCLE HEX.."   acc SOURCE -> "N" + N lines "CYCLE WAITED"
-//   seen WATCH -> "N" + N lines "CYCLE HEX"
+//   seen WATCH -> "N" + N lines "CYCLE HEX"     pending LANE -> "N" (items not yet accepted)
 //   vports DOMAIN IN,..|- OUT,..|-   v HEX.. -> "HEX.." (drive the inputs, sample, one cycle)
 //   end   quit
 #include "harness.h"
@@ -314,6 +314,9 @@ bool Session::run(char** a, int n) {
             total += got;
         }
         out += std::to_string(total) + '\n' + body;
+    } else if (c == "pending") {
+        need(n, 2, "pending LANE");
+        out += std::to_string(ahs_lane_pending(h, lane(a[1]))) + '\n';
     } else if (c == "vports") {
         need(n, 4, "vports DOMAIN IN,..|- OUT,..|-");
         v_domain = domain(a[1]);
