@@ -22,7 +22,6 @@ SOURCES = {
     "record": ("sync", "record__valid", "record__ready", ("record__payload",)),
     "draft_request": ("sync", "draft_request__valid", "draft_request__ready",
                       ("draft_request__payload",)),
-    "task_done": ("sync", "task_done", None, ()),
     "feedback_in": ("npu", "feedback_in__valid", "feedback_in__ready", ("feedback_in__payload",)),
     "squash": ("npu", "squash", "squash_ready", ()),
 }
@@ -94,7 +93,7 @@ class VerilatedController:
 
     # ---- streams and plain inputs -------------------------------------------------------------
     def push(self, stream, *values):
-        """Queue an item on source ``stream`` (payload values; none for task_done / squash)."""
+        """Queue an item on source ``stream`` (payload values; none for squash)."""
         self.harness.push(self.sources[stream], *values)
 
     def gaps(self, stream, p_idle, seed):
@@ -103,6 +102,11 @@ class VerilatedController:
     def ready(self, stream, pattern):
         """Ready of a sink: ``"always"``, ``"never"``, a bit string or ``(p_high, seed)``."""
         self.harness.ready(self.sinks[stream], pattern)
+
+    def task_done(self, pattern):
+        """Drive ``task_done`` after each PIM edge: ``"always"``, ``"never"``, a bit string or
+        ``(p_high, seed)`` (the PIM ranks finish their tasks at random)."""
+        self.harness.drive("task_done", "sync", pattern)
 
     def set(self, port, value):
         self.harness.set(port, value)

@@ -18,6 +18,7 @@ ahs_harness* ahs_create(ahs_design* design) {
         if (size_t(ahs_words(design->ports[i].width)) > most) most = ahs_words(design->ports[i].width);
     }
     h->scratch.resize(most);
+    h->owner.resize(design->n_ports);
     h->eval();
     return h;
 }
@@ -56,12 +57,6 @@ int ahs_get(ahs_harness* h, int port, uint32_t* words) {
 
 // ---- clock domains and time ---------------------------------------------------------------
 
-static bool bad_domain(ahs_harness* h, int domain) {
-    if (domain >= 0 && domain < int(h->domains.size())) return false;
-    h->fail("no clock domain %d", domain);
-    return true;
-}
-
 static int input_port(ahs_harness* h, const char* name, const char* role, int width) {
     int p = ahs_port(h, name);
     if (p < 0) return h->fail("%s: no port named %s", role, name);
@@ -80,6 +75,9 @@ int ahs_domain(ahs_harness* h, const char* name, const char* clk, const char* rs
     if (c < 0) return -1;
     int r = -1;
     if (rst && (r = input_port(h, rst, "reset", 1)) < 0) return -1;
+    std::string who = std::string("clock domain ") + name;
+    if (!h->claimable({c, r}, who)) return -1;
+    h->claim({c, r}, who);
     Domain dom;
     dom.name = name; dom.clk = c; dom.rst = r; dom.period = period_ps;
     dom.next_rise = h->time + period_ps;   // the clock starts low, rises one period later
@@ -189,6 +187,10 @@ int ahs_source(ahs_harness* h, const char* name, int domain, int valid, int read
     if (stream_ports(h, name, valid, ready, payload, n_payload, true, &s.words) < 0) return -1;
     s.name = name; s.domain = domain; s.valid = valid; s.ready = ready;
     s.payload.assign(payload, payload + n_payload);
+    std::vector<int> driven(s.payload);
+    driven.push_back(valid);
+    std::string who = std::string("source ") + name;
+    if (!h->claimable(driven, who)) return -1;
     std::string lane_name = lane ? lane : name;
     s.lane = ahs_lane_index(h, lane_name.c_str());
     if (s.lane >= 0 && h->lanes[s.lane].domain != domain)
@@ -200,6 +202,7 @@ int ahs_source(ahs_harness* h, const char* name, int domain, int valid, int read
         s.lane = int(h->lanes.size()) - 1;
         h->domains[domain].lanes.push_back(s.lane);
     }
+    h->claim(driven, who);
     h->sources.push_back(s);
     h->set64(valid, 0);
     h->eval();
@@ -209,29 +212,6 @@ int ahs_source(ahs_harness* h, const char* name, int domain, int valid, int read
 int ahs_source_index(const ahs_harness* h, const char* name) {
     for (size_t i = 0; i < h->sources.size(); i++) if (h->sources[i].name == name) return int(i);
     return -1;
-}
-
-static Pattern make_pattern(ahs_harness* h, int mode, double p, uint64_t seed, const char* bits,
-                            bool* ok) {
-    Pattern pat;
-    *ok = true;
-    pat.mode = mode;
-    if (mode == AHS_RANDOM) {
-        if (!(p >= 0.0 && p <= 1.0)) { *ok = false; h->fail("probability %g is not in 0..1", p); }
-        pat.p = p;
-        pat.state = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
-        if (!pat.state) pat.state = 1;
-    } else if (mode == AHS_PATTERN) {
-        pat.bits = bits ? bits : "";
-        if (pat.bits.empty() || pat.bits.find_first_not_of("01") != std::string::npos) {
-            *ok = false;
-            h->fail("pattern '%s' must be a non-empty string of 0 and 1", pat.bits.c_str());
-        }
-    } else if (mode != AHS_ALWAYS && mode != AHS_NEVER) {
-        *ok = false;
-        h->fail("unknown pattern mode %d", mode);
-    }
-    return pat;
 }
 
 int ahs_source_gaps(ahs_harness* h, int source, double p_idle, uint64_t seed) {
@@ -322,6 +302,9 @@ int ahs_sink(ahs_harness* h, const char* name, int domain, int valid, int ready,
     if (stream_ports(h, name, valid, ready, payload, n_payload, false, &s.words) < 0) return -1;
     s.name = name; s.domain = domain; s.valid = valid; s.ready = ready;
     s.payload.assign(payload, payload + n_payload);
+    std::string who = std::string("sink ") + name;
+    if (!h->claimable({ready}, who)) return -1;
+    h->claim({ready}, who);
     h->sinks.push_back(s);
     h->domains[domain].sinks.push_back(int(h->sinks.size()) - 1);
     if (ready >= 0) { h->set64(ready, 1); h->eval(); }
@@ -365,116 +348,6 @@ size_t ahs_pop(ahs_harness* h, int sink, uint64_t* cycle, uint32_t* words, size_
 
 size_t ahs_collected(const ahs_harness* h, int sink) {
     return sink >= 0 && sink < int(h->sinks.size()) ? h->sinks[sink].cycles.size() : 0;
-}
-
-// ---- port drivers, watches -----------------------------------------------------------------
-
-int ahs_drive(ahs_harness* h, int port, int domain, int mode, double p_high, uint64_t seed,
-              const char* pattern) {
-    if (bad_domain(h, domain)) return -1;
-    if (port < 0 || port >= h->d->n_ports || !h->port(port).is_input || h->port(port).width != 1)
-        return h->fail("drive: port %d is not a 1-bit input", port);
-    bool ok;
-    Driver drv{port, domain, make_pattern(h, mode, p_high, seed, pattern, &ok)};
-    if (!ok) return -1;
-    for (int di : h->domains[domain].drivers)   // a new pattern replaces the port's old one
-        if (h->drivers[di].port == port) { h->drivers[di] = drv; return di; }
-    h->drivers.push_back(drv);
-    h->domains[domain].drivers.push_back(int(h->drivers.size()) - 1);
-    return int(h->drivers.size()) - 1;
-}
-
-int ahs_watch(ahs_harness* h, int port, int domain) {
-    if (bad_domain(h, domain)) return -1;
-    if (port < 0 || port >= h->d->n_ports) return h->fail("watch: no port %d", port);
-    Watch w{port, domain};
-    w.last.assign(ahs_words(h->port(port).width), 0);
-    h->watches.push_back(w);
-    h->domains[domain].watches.push_back(int(h->watches.size()) - 1);
-    return int(h->watches.size()) - 1;
-}
-
-size_t ahs_watched(ahs_harness* h, int watch, uint64_t* cycle, uint32_t* words, size_t max) {
-    if (watch < 0 || watch >= int(h->watches.size())) return 0;
-    Watch& w = h->watches[watch];
-    size_t n = std::min(max, w.cycles.size()), k = w.last.size();
-    std::copy(w.cycles.begin(), w.cycles.begin() + n, cycle);
-    std::copy(w.data.begin(), w.data.begin() + n * k, words);
-    w.cycles.erase(w.cycles.begin(), w.cycles.begin() + n);
-    w.data.erase(w.data.begin(), w.data.begin() + n * k);
-    return n;
-}
-
-// ---- AXI4-Lite -----------------------------------------------------------------------------
-
-int ahs_axil(ahs_harness* h, const char* prefix, int domain) {
-    if (bad_domain(h, domain)) return -1;
-    Bus b;
-    b.domain = domain;
-    struct { const char* suffix; int* at; bool input; } ports[] = {
-        {"awaddr", &b.awaddr, true}, {"awvalid", &b.awvalid, true}, {"awready", &b.awready, false},
-        {"wdata", &b.wdata, true}, {"wstrb", &b.wstrb, true}, {"wvalid", &b.wvalid, true},
-        {"wready", &b.wready, false}, {"bresp", &b.bresp, false}, {"bvalid", &b.bvalid, false},
-        {"bready", &b.bready, true}, {"araddr", &b.araddr, true}, {"arvalid", &b.arvalid, true},
-        {"arready", &b.arready, false}, {"rdata", &b.rdata, false}, {"rresp", &b.rresp, false},
-        {"rvalid", &b.rvalid, false}, {"rready", &b.rready, true}};
-    for (auto& p : ports) {
-        std::string name = std::string(prefix) + "_" + p.suffix;
-        *p.at = ahs_port(h, name.c_str());
-        if (*p.at < 0) return h->fail("AXI4-Lite bus %s: no port %s", prefix, name.c_str());
-        if (bool(h->port(*p.at).is_input) != p.input)
-            return h->fail("AXI4-Lite bus %s: port %s must be an %s", prefix, name.c_str(),
-                           p.input ? "input" : "output");
-        if (h->port(*p.at).width > 32)
-            return h->fail("AXI4-Lite bus %s: port %s is wider than 32 bits", prefix, name.c_str());
-        if (p.input) h->set64(*p.at, 0);
-    }
-    h->eval();
-    h->buses.push_back(b);
-    h->domains[domain].buses.push_back(int(h->buses.size()) - 1);
-    return int(h->buses.size()) - 1;
-}
-
-static int mmio(ahs_harness* h, int bus, int op, uint32_t addr, uint32_t data, uint32_t strb,
-                uint64_t max_cycles) {
-    if (bus < 0 || bus >= int(h->buses.size())) return h->fail("no AXI4-Lite bus %d", bus);
-    Bus& b = h->buses[bus];
-    int aw = h->port(op == 1 ? b.awaddr : b.araddr).width;
-    if (aw < 32 && addr >> aw) return h->fail("address 0x%X does not fit the %d-bit bus", addr, aw);
-    if (strb > 0xF) return h->fail("write strobe 0x%X is wider than 4 bits", strb);
-    b.op = op; b.a_done = b.w_done = b.done = false;
-    if (op == 1) {
-        h->set64(b.awaddr, addr); h->set64(b.wdata, data); h->set64(b.wstrb, strb);
-        h->set64(b.awvalid, 1); h->set64(b.wvalid, 1); h->set64(b.bready, 1);
-    } else {
-        h->set64(b.araddr, addr); h->set64(b.arvalid, 1); h->set64(b.rready, 1);
-    }
-    h->eval();
-    char what[96];
-    snprintf(what, sizeof what, "AXI4-Lite %s of 0x%X got no response", op == 1 ? "write" : "read",
-             addr);
-    int rc = h->run_until(b.domain, max_cycles, [&] { return b.done; }, what);
-    if (rc < 0) {   // abandon the transfer: drop every valid
-        h->set64(b.awvalid, 0); h->set64(b.wvalid, 0); h->set64(b.arvalid, 0);
-        b.op = 0;
-        h->eval();
-    }
-    return rc;
-}
-
-int ahs_mmio_read(ahs_harness* h, int bus, uint32_t addr, uint32_t* data, int* resp,
-                  uint64_t max_cycles) {
-    if (mmio(h, bus, 2, addr, 0, 0, max_cycles) < 0) return -1;
-    *data = h->buses[bus].data;
-    *resp = h->buses[bus].resp;
-    return 0;
-}
-
-int ahs_mmio_write(ahs_harness* h, int bus, uint32_t addr, uint32_t data, uint32_t strb,
-                   int* resp, uint64_t max_cycles) {
-    if (mmio(h, bus, 1, addr, data, strb, max_cycles) < 0) return -1;
-    *resp = h->buses[bus].resp;
-    return 0;
 }
 
 }  // extern "C"

@@ -21,7 +21,7 @@ from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin
 __all__ = ["HarnessError", "Result", "Harness", "build", "port_table"]
 
 #: The harness sources copied into every build (the first two are the C API for other users).
-SOURCES = ("harness.h", "harness_core.h", "harness.cpp", "harness_main.cpp")
+SOURCES = ("harness.h", "harness_core.h", "harness.cpp", "harness_io.cpp", "harness_main.cpp")
 
 
 class HarnessError(RuntimeError):
@@ -93,7 +93,7 @@ def build(verilog, top, ports):
     cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
            "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}", "--Mdir", str(tmp / "obj"),
            "-o", str(tmp / binary.name),
-           f"{top}.v", "ports.cpp", "harness.cpp", "harness_main.cpp"]
+           f"{top}.v", "ports.cpp", "harness.cpp", "harness_io.cpp", "harness_main.cpp"]
     # -Wno-fatal only here: the build must not stop on style warnings that `lint` already
     # checks strictly with -Wall and the documented waivers.
     result = subprocess.run(cmd, cwd=tmp, env=tool_env(), capture_output=True, text=True)

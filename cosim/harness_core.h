@@ -112,6 +112,7 @@ struct ahs_harness {
     std::vector<Watch> watches;
     std::vector<Bus> buses;
     std::unordered_map<std::string, int> port_index;
+    std::vector<std::string> owner;   // per input port: who drives it ("" = only `set`)
     std::vector<uint32_t> scratch;
 
     int fail(const char* fmt, ...) {
@@ -124,6 +125,18 @@ struct ahs_harness {
         return -1;
     }
     const ahs_port_info& port(int i) const { return d->ports[i]; }
+    // An input is driven by one agent: refuse a second one (it would fight the first).
+    bool claimable(const std::vector<int>& ports, const std::string& who) {
+        for (int p : ports)
+            if (p >= 0 && !owner[p].empty() && owner[p] != who) {
+                fail("port %s is already driven by %s", port(p).name, owner[p].c_str());
+                return false;
+            }
+        return true;
+    }
+    void claim(const std::vector<int>& ports, const std::string& who) {
+        for (int p : ports) if (p >= 0) owner[p] = who;
+    }
     void eval() { d->eval(d->model); }
 
     uint64_t get64(int i) const {
@@ -185,6 +198,7 @@ struct ahs_harness {
                          "(ready low since cycle %llu)", s.name.c_str(),
                          (unsigned long long)s.max_wait, dom.name.c_str(),
                          (unsigned long long)(dom.cycles - l.waited + 1));
+                    l.waited = 0;   // reported once; the item stays offered
                     return false;
                 }
             } else if (it.kind == ITEM_PULSE || --it.n == 0) {
@@ -305,5 +319,35 @@ struct ahs_harness {
         return 0;
     }
 };
+
+// Helpers of the C API functions (harness.cpp, harness_io.cpp).
+inline bool bad_domain(ahs_harness* h, int domain) {
+    if (domain >= 0 && domain < int(h->domains.size())) return false;
+    h->fail("no clock domain %d", domain);
+    return true;
+}
+
+inline Pattern make_pattern(ahs_harness* h, int mode, double p, uint64_t seed, const char* bits,
+                            bool* ok) {
+    Pattern pat;
+    *ok = true;
+    pat.mode = mode;
+    if (mode == AHS_RANDOM) {
+        if (!(p >= 0.0 && p <= 1.0)) { *ok = false; h->fail("probability %g is not in 0..1", p); }
+        pat.p = p;
+        pat.state = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+        if (!pat.state) pat.state = 1;
+    } else if (mode == AHS_PATTERN) {
+        pat.bits = bits ? bits : "";
+        if (pat.bits.empty() || pat.bits.find_first_not_of("01") != std::string::npos) {
+            *ok = false;
+            h->fail("pattern '%s' must be a non-empty string of 0 and 1", pat.bits.c_str());
+        }
+    } else if (mode != AHS_ALWAYS && mode != AHS_NEVER) {
+        *ok = false;
+        h->fail("unknown pattern mode %d", mode);
+    }
+    return pat;
+}
 
 #endif

@@ -83,7 +83,7 @@ def flow(ctl, rng, drafts, feedbacks, records, requests, squashes):
         ctl.gaps(name, p_idle, rng.getrandbits(32))
     ctl.ready("draft_out", (0.6, rng.getrandbits(32)))
     ctl.ready("feedback_out", (0.5, rng.getrandbits(32)))
-    ctl.harness.drive("task_done", "sync", (0.3, rng.getrandbits(32)))
+    ctl.task_done((0.3, rng.getrandbits(32)))
     pushed = {"draft_in": [d.pack() for d in drafts], "feedback_in": [f.pack() for f in feedbacks],
               "record": [record_word(*r) for r in records], "draft_request": requests}
     for name, items in pushed.items():
@@ -107,7 +107,7 @@ def flow(ctl, rng, drafts, feedbacks, records, requests, squashes):
         raise AssertionError(f"the flow did not drain: {left}")
     ctl.ready("draft_out", "always")
     ctl.ready("feedback_out", "always")
-    ctl.harness.drive("task_done", "sync", "always")
+    ctl.task_done("always")
     ctl.wait(500)
     ctl.run()
     return pushed
@@ -225,7 +225,7 @@ def test_decisions_and_inserts_match_golden_edc_and_tvc(ctl):
     tvc = GoldenTVC(freq_ratio=rm["TVC_FREQ_RATIO"].reset,
                     presets={t: rm[f"TVC_{t.upper()}_PRESET"].reset for t in TABLES})
     max_len = rm["TVC_CTRL"].field("max_len").reset
-    ctl.harness.drive("task_done", "sync", "always")
+    ctl.task_done("always")
     inserts, stops, feedbacks = [], 0, 0
     for step in range(120):
         kv_len, now, pending = rng.randrange(4096), rng.getrandbits(15), rng.randrange(12)
