@@ -123,15 +123,28 @@ class Result:
         return f"Result({self.value!r})"
 
 
-def _items(lines):
+def _block(lines):
+    """The fields of a counted block ("N" then N lines), all lines' fields in one list."""
     count = int(next(lines))
-    return [tuple(int(field, 16) if i else int(field) for i, field in enumerate(next(lines).split()))
-            for _ in range(count)]
+    return count, " ".join([next(lines) for _ in range(count)]).split()
+
+
+def _items(lines):
+    """``[(cycle, value, ...), ...]``: a decimal cycle and hex values per line."""
+    count, fields = _block(lines)
+    if not count:
+        return []
+    k = len(fields) // count
+    columns = [list(map(int, fields[0::k]))]
+    columns += [[int(v, 16) for v in fields[i::k]] for i in range(1, k)]
+    return list(zip(*columns))
 
 
 def _pairs(lines):
-    count = int(next(lines))
-    return [tuple(int(field) for field in next(lines).split()) for _ in range(count)]
+    """``[(cycle, waited), ...]``: two decimal numbers per line."""
+    count, fields = _block(lines)
+    numbers = list(map(int, fields))
+    return list(zip(numbers[0::2], numbers[1::2]))
 
 
 class Harness:

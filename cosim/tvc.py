@@ -14,7 +14,7 @@ from functools import lru_cache
 from itertools import islice
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, TVCParams
-from ahasd.tb.tvc_driver import DriveResult, pack_decide, pack_record, unpack_result
+from ahasd.tb.tvc_driver import DriveResult, unpack_result
 
 __all__ = ["replay_rtl"]
 
@@ -30,27 +30,28 @@ class _Latency:
     def __init__(self):
         self.waiting = deque()   # accept cycles of records with a length, not yet resolved
         self.changes = deque()   # (cycle, ready) changes not yet consumed
-        self.level = 1
         self.last = 0            # the cycle the last latency resolved in
 
     def resolve(self, out, horizon):
-        """Resolve what the samples up to cycle ``horizon`` decide."""
-        while self.waiting:
-            accept = self.waiting[0]
-            while self.changes and self.changes[0][0] <= accept:
-                self.level = self.changes.popleft()[1]
-            cycle = accept + 1
-            level = self.changes[0][1] if self.changes and self.changes[0][0] == cycle \
-                else self.level
-            if not level:   # busy: the next rise of ready
-                cycle = next((c for c, high in self.changes if c > cycle and high), None)
-                if cycle is None:
+        """Resolve what the samples up to cycle ``horizon`` decide. Ready is high in a record's
+        accept cycle, and a 1-bit watch logs alternating changes: if ready falls in the next
+        cycle, the change after that is its rise."""
+        waiting, changes = self.waiting, self.changes
+        while waiting:
+            accept = waiting[0]
+            while changes and changes[0][0] <= accept:
+                changes.popleft()
+            if changes and changes[0][0] == accept + 1:      # the divider made it busy
+                if len(changes) < 2:
                     return
+                cycle = changes[1][0]
+            else:
+                cycle = accept + 1
             if cycle > horizon:
                 return
             out.record_latency.append(cycle - accept)
             self.last = max(self.last, cycle)
-            self.waiting.popleft()
+            waiting.popleft()
 
 
 @lru_cache(maxsize=8)
@@ -94,19 +95,24 @@ def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None)
         end = 0                  # the last cycle the driver would spend (harness numbering)
         ops = iter(ops)
         lines = h._lines
+        lb, cb = p.length_bits, p.cycles_bits
+        table_code = {name: i for i, name in enumerate(TABLES)}
         while True:
             chunk = list(islice(ops, CHUNK))
             if not chunk:
                 break
             for item in chunk:
                 op = item["op"]
-                if op == "record":
-                    lines.append(f"s {RECORD} "
-                                 f"{pack_record(p, item['table'], item['cycles'], item['length']):x}")
-                    lengths.append(item["length"])
-                elif op == "decide":
-                    lines.append(f"s {DECIDE} "
-                                 f"{pack_decide(p, item['kv_len'], item['now'], item['pending']):x}")
+                # The payloads of ahasd.tb.tvc_driver.pack_record / pack_decide, inline (hot).
+                if op == "decide":
+                    word = item["kv_len"] | item["now"] << lb | item["pending"] << (lb + cb)
+                    lines.append(f"s {DECIDE} {word:x}")
+                elif op == "record":
+                    length, table = item["length"], item["table"]
+                    code = table_code[table] if isinstance(table, str) else table
+                    word = code | item["cycles"] << 2 | length << (2 + cb)
+                    lines.append(f"s {RECORD} {word:x}")
+                    lengths.append(length)
                 elif op == "config":
                     lines.append(f"lset ops freq_ratio {item['freq_ratio']:x}")
                 elif op == "preset":
