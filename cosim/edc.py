@@ -29,7 +29,7 @@ PORT_TABLES = (
 )
 
 #: Events per batch sent to the harness (bounded memory for any length of event stream).
-CHUNK = 8192
+CHUNK = 32768
 
 
 class VerilatedEDC:

@@ -80,25 +80,25 @@ struct Session {
     int sink(const char* t) { return index(t, ahs_sink_index, "sink"); }
     int lane(const char* t) { return index(t, ahs_lane_index, "lane"); }
 
-    // Parse `t` as the value of port p into words[at..].
+    // Parse `t` as the value of port p into words[at..]; refuse bad digits and values that
+    // do not fit the port.
     void hex(const char* t, int p, size_t at) {
         int width = ahs_port_width(h, p), n = ahs_words(width);
         words.resize(at + n);
         std::fill(words.begin() + at, words.end(), 0);
         size_t len = std::strlen(t);
         if (!len) throw Error("missing value");
-        size_t bits = 0;
-        for (size_t i = 0; i < len; i++) {
+        for (size_t i = 0; i < len; i++) {   // i: the digit's place, from the least significant
             char c = t[len - 1 - i];
             int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
                   : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
             if (d < 0) throw Error(std::string("bad hex value '") + t + "'");
-            if (d && 4 * i + (d > 7 ? 4 : d > 3 ? 3 : d > 1 ? 2 : 1) > bits)
-                bits = 4 * i + (d > 7 ? 4 : d > 3 ? 3 : d > 1 ? 2 : 1);
-            if (bits > size_t(width))
+            if (!d) continue;
+            int top = 4 * int(i) + (d > 7 ? 4 : d > 3 ? 3 : d > 1 ? 2 : 1);   // bits it needs
+            if (top > width)
                 throw Error(std::string("value ") + t + " does not fit port " +
                             ahs_port_name(p) + " (" + std::to_string(width) + " bits)");
-            if (d) words[at + i / 8] |= uint32_t(d) << (4 * (i % 8));
+            words[at + i / 8] |= uint32_t(d) << (4 * (i % 8));
         }
     }
     const char* ahs_port_name(int p) { return port_names[p].c_str(); }

@@ -19,7 +19,7 @@ from ahasd.tb.tvc_driver import DriveResult, unpack_result
 __all__ = ["replay_rtl"]
 
 #: Transactions per batch sent to the harness.
-CHUNK = 8192
+CHUNK = 32768
 RECORD, DECIDE = 0, 1
 
 

@@ -184,3 +184,25 @@ def test_a_push_with_the_wrong_number_of_values_is_refused(stage):
     stage.push(source, 1, 2)
     with pytest.raises(HarnessError, match=r"source \d+ takes 1 payload values, not 2"):
         stage.run()
+
+
+def test_the_c_api_header_is_plain_c(tmp_path):
+    """harness.h is what a firmware-in-the-loop harness written in C includes: it must compile as
+    C99, and a C caller of the MMIO functions must type-check against it."""
+    import shutil
+    import subprocess
+    from importlib import resources
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "no C compiler (Verilator builds need one as well)"
+    (tmp_path / "harness.h").write_text((resources.files("ahasd.cosim") / "harness.h").read_text())
+    (tmp_path / "firmware.c").write_text(
+        '#include "harness.h"\n'
+        "int poke(ahs_harness* h, int bus) {\n"
+        "    uint32_t data; int resp;\n"
+        "    if (ahs_mmio_write(h, bus, 0xFC, 0x1234u, 0xFu, &resp, 100) < 0) return -1;\n"
+        "    if (ahs_mmio_read(h, bus, 0xFC, &data, &resp, 100) < 0) return -1;\n"
+        "    return ahs_step(h, 0, 10) < 0 ? -1 : (int)data;\n"
+        "}\n")
+    result = subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-fsyntax-only", "firmware.c"],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
