@@ -15,7 +15,7 @@ ahs_harness* ahs_create(ahs_design* design) {
     size_t most = 2;
     for (int i = 0; i < design->n_ports; i++) {
         h->port_index[design->ports[i].name] = i;
-        if (size_t(ahs_words(design->ports[i].width)) > most) most = ahs_words(design->ports[i].width);
+        most = std::max(most, size_t(ahs_words(design->ports[i].width)));
     }
     h->scratch.resize(most);
     h->owner.resize(design->n_ports);
@@ -97,7 +97,8 @@ int ahs_reset(ahs_harness* h, int domain, int cycles) {
     if (bad_domain(h, domain)) return -1;
     Domain& dom = h->domains[domain];
     if (dom.rst < 0) return h->fail("clock domain %s has no reset port", dom.name.c_str());
-    if (cycles < 1) return h->fail("reset of %s: %d cycles, must be >= 1", dom.name.c_str(), cycles);
+    if (cycles < 1)
+        return h->fail("reset of %s: %d cycles, must be >= 1", dom.name.c_str(), cycles);
     dom.rst_left = cycles;
     h->set64(dom.rst, 1);
     h->eval();

@@ -10,6 +10,7 @@ batch by :meth:`Harness.run`, which fills the :class:`Result` of every command t
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from importlib import resources
@@ -72,9 +73,22 @@ def _sources():
     return {name: (folder / name).read_text() for name in SOURCES}
 
 
+def _check_ports(verilog, top, ports):
+    """Every port of the table must be a port of the top module (a clear error here instead of a
+    C++ compile error in the generated glue)."""
+    match = re.search(rf"\bmodule\s+{re.escape(top)}\s*\((.*?)\);", verilog, re.S)
+    if match is None:
+        raise ValueError(f"the Verilog has no module {top}")
+    declared = set(re.findall(r"[A-Za-z_][A-Za-z0-9_$]*", match.group(1)))
+    missing = [name for name, _, _ in ports if name not in declared]
+    if missing:
+        raise ValueError(f"{', '.join(missing)}: not a port of module {top}")
+
+
 def build(verilog, top, ports):
     """Compile ``verilog`` (top ``top``, ``ports`` as in :func:`port_table`) with the harness;
     return the binary's path (cached by content)."""
+    _check_ports(verilog, top, ports)
     glue = port_table(top, ports)
     sources = _sources()
     key_text = verilog + glue + "".join(sources[name] for name in SOURCES)
@@ -91,7 +105,8 @@ def build(verilog, top, ports):
     for name, text in sources.items():
         (tmp / name).write_text(text)
     cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
-           "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}", "--Mdir", str(tmp / "obj"),
+           "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}",
+           "--Mdir", str(tmp / "obj"),
            "-o", str(tmp / binary.name),
            f"{top}.v", "ports.cpp", "harness.cpp", "harness_io.cpp", "harness_main.cpp"]
     # -Wno-fatal only here: the build must not stop on style warnings that `lint` already
@@ -147,6 +162,18 @@ def _pairs(lines):
     return list(zip(numbers[0::2], numbers[1::2]))
 
 
+def _widen(*pipes):
+    """Make the pipes hold a whole batch where the system allows it (Linux F_SETPIPE_SZ): each
+    time a full pipe blocks one side, both processes wait to be scheduled again."""
+    try:
+        import fcntl
+        limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        for pipe in pipes:
+            fcntl.fcntl(pipe.fileno(), 1031, min(limit, 1 << 20))   # F_SETPIPE_SZ
+    except (ImportError, OSError, ValueError):
+        pass    # other systems: the default pipe size, only slower
+
+
 class Harness:
     """A running harness binary over one Verilated design.
 
@@ -179,6 +206,7 @@ class Harness:
         self._counts = {"source": 0, "sink": 0, "watch": 0, "axil": 0}
         self._proc = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _widen(self._proc.stdin, self._proc.stdout)
         for name, (clk, rst, period) in domains.items():
             self.command(f"domain {name} {clk} {rst or '-'} {int(period)}")
 
@@ -261,8 +289,8 @@ class Harness:
                timeout=None):
         """A stream source; returns its index (for :meth:`push`). Sources with the same
         ``lane`` present their items in push order."""
-        index = self._declare("source", f"source {name} {domain} {valid} {ready or '-'} "
-                                        f"{','.join(payload) or '-'}" + (f" {lane}" if lane else ""))
+        line = f"source {name} {domain} {valid} {ready or '-'} {','.join(payload) or '-'}"
+        index = self._declare("source", line + (f" {lane}" if lane else ""))
         if log:
             self.command(f"log {index}")
         if timeout is not None:

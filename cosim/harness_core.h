@@ -189,7 +189,10 @@ struct ahs_harness {
             if (it.kind == ITEM_STREAM) {
                 Source& s = sources[it.target];
                 if (s.ready < 0 || bit(s.ready)) {
-                    if (s.log) { s.acc_cycle.push_back(dom.cycles); s.acc_wait.push_back(l.waited); }
+                    if (s.log) {
+                        s.acc_cycle.push_back(dom.cycles);
+                        s.acc_wait.push_back(l.waited);
+                    }
                     l.clear_port = s.valid;
                     l.q.pop_front();
                     l.presenting = false;
@@ -246,7 +249,11 @@ struct ahs_harness {
     void present(Lane& l) {
         while (!l.presenting && !l.q.empty()) {
             Item& it = l.q.front();
-            if (it.kind == ITEM_SET) { set_words(it.target, it.w.data()); l.q.pop_front(); continue; }
+            if (it.kind == ITEM_SET) {
+                set_words(it.target, it.w.data());
+                l.q.pop_front();
+                continue;
+            }
             if (it.kind == ITEM_IDLE && it.n == 0) { l.q.pop_front(); continue; }
             if (it.kind == ITEM_STREAM) {
                 Source& s = sources[it.target];

@@ -143,7 +143,8 @@ bool Session::run(char** a, int n) {
     if (c == "s") {
         need(n, 2, "s SOURCE HEX..");
         int src = source(a[1]);
-        if (src < 0 || src >= int(src_payload.size())) throw Error("no source " + std::string(a[1]));
+        if (src < 0 || src >= int(src_payload.size()))
+            throw Error("no source " + std::string(a[1]));
         const std::vector<int>& pay = src_payload[src];
         if (n - 2 != int(pay.size()))
             throw Error("source " + std::string(a[1]) + " takes " + std::to_string(pay.size()) +

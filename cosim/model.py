@@ -1,9 +1,10 @@
 """A Verilated block driven one clock cycle per input row (the vector mode of the harness).
 
-:class:`VerilatedModel` keeps the simple row-per-cycle API over :class:`ahasd.cosim.harness.Harness`:
-each row holds ``rst`` and the input values, each answer the output values sampled after the inputs
-settle and before the rising edge (what a synchronous consumer would capture at that edge). Blocks
-with handshakes, several clocks or a register bus use :class:`~ahasd.cosim.harness.Harness` directly.
+:class:`VerilatedModel` keeps the simple row-per-cycle API over
+:class:`ahasd.cosim.harness.Harness`: each row holds ``rst`` and the input values, each answer the
+output values sampled after the inputs settle and before the rising edge (what a synchronous
+consumer would capture at that edge). Blocks with handshakes, several clocks or a register bus use
+:class:`~ahasd.cosim.harness.Harness` directly.
 """
 
 from ahasd.cosim.harness import Harness, build

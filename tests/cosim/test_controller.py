@@ -230,7 +230,8 @@ def test_decisions_and_inserts_match_golden_edc_and_tvc(ctl):
     for step in range(120):
         kv_len, now, pending = rng.randrange(4096), rng.getrandbits(15), rng.randrange(12)
         ctl.set_tvc_inputs(kv_len, now, pending)
-        entropy = rng.choice([rng.getrandbits(16), rng.randrange(8000), rng.randrange(30000, 65536)])
+        entropy = rng.choice([rng.getrandbits(16), rng.randrange(8000),
+                              rng.randrange(30000, 65536)])
         ctl.push("draft_in", DraftDescriptor(batch_id=step, length=4, kv_base=0,
                                              mean_entropy=entropy).pack())
         ctl.harness.until_count(ctl.sinks["decision"], step + 1, "sync", 200)
@@ -248,8 +249,9 @@ def test_decisions_and_inserts_match_golden_edc_and_tvc(ctl):
                 record = (rng.choice([1, 2]), rng.getrandbits(14), rng.randrange(1, 64))
                 ctl.push("record", record_word(*record))
                 tvc.record(TABLES[record[0]], *record[1:])
-            result = FeedbackDescriptor(accepted_length=rng.randrange(9), full=rng.getrandbits(1),
-                                        cycles=rng.getrandbits(16), kv_length=rng.randrange(1, 2048))
+            result = FeedbackDescriptor(
+                accepted_length=rng.randrange(9), full=rng.getrandbits(1),
+                cycles=rng.getrandbits(16), kv_length=rng.randrange(1, 2048))
             ctl.push("feedback_in", result.pack())
             feedbacks += 1
             ctl.harness.until_count(ctl.sinks["feedback_out"], feedbacks, "sync", 400)

@@ -81,7 +81,8 @@ def test_wide_payloads_pass_a_stage_under_backpressure(stage, ready):
 
 
 def test_two_clocks_with_a_non_integer_ratio():
-    h = harness(TwoClocks(), "two_clocks", sync=("clk", "rst", 1250), npu=("npu_clk", "npu_rst", 1000))
+    h = harness(TwoClocks(), "two_clocks", sync=("clk", "rst", 1250),
+                npu=("npu_clk", "npu_rst", 1000))
     with h:
         h.reset("sync", 1)
         h.reset("npu", 1)
@@ -97,6 +98,11 @@ def test_two_clocks_with_a_non_integer_ratio():
         assert [c.value for c in counts] == [399, 499]          # one reset edge each
         assert seen.value[:3] == [(0, 0), (2, 1), (3, 2)]        # sampled before each edge
         assert all(v == c - 1 for c, v in seen.value[1:])
+
+
+def test_a_clock_that_is_not_a_port_is_named():
+    with pytest.raises(ValueError, match=r"fast_clk, fast_rst: not a port of module stage"):
+        harness(Stage(), "stage", sync=("clk", "rst", 1000), fast=("fast_clk", "fast_rst", 700))
 
 
 def test_axil_read_write_strobes_and_slverr():

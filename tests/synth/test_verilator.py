@@ -1,4 +1,5 @@
-"""The Verilator wrapper: lint stays strict outside the documented waivers; the row-per-cycle model."""
+"""The Verilator wrapper: lint stays strict outside the documented waivers; the row-per-cycle
+model (ahasd.cosim.model) on the harness."""
 
 import pytest
 from amaranth import Module, Signal
