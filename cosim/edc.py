@@ -28,8 +28,10 @@ PORT_TABLES = (
      "decode": lambda payload: Decision(bool(payload & 1), payload >> 1)},
 )
 
-#: Events per batch sent to the harness (bounded memory for any length of event stream).
+#: Events per batch sent to the harness (bounded memory for any length of event stream), and
+#: per part of a batch sent ahead (the harness simulates a part while Python encodes the next).
 CHUNK = 32768
+STRIDE = 4096
 
 
 class VerilatedEDC:
@@ -60,6 +62,7 @@ class VerilatedEDC:
         self._args = (to_verilog(dut, "edc"), "edc", inputs, outputs)
         self._harness = None
         self._stepping = False
+        self.simulator_cpu_s = 0.0
         self._start()            # builds (or finds) the model now
 
     def _start(self):
@@ -90,7 +93,10 @@ class VerilatedEDC:
             if not chunk:
                 break
             lines = h._lines
-            for op, value in chunk:
+            for n, (op, value) in enumerate(chunk, 1):
+                if n % STRIDE == 0:     # let the harness run these while the rest is encoded
+                    h.drain("sync", 2 * STRIDE + 8)
+                    h.send()
                 if op == "draft":
                     lines.append(f"s 0 {entropy_to_fx(value):x}")
                     expected.append(cycle + 1)   # registered: visible one cycle later
@@ -110,6 +116,9 @@ class VerilatedEDC:
         if expected:
             raise RuntimeError(f"EDC RTL gave no decision in cycle {expected[0]}, one cycle "
                                f"after its draft")
+        h.close()
+        self.simulator_cpu_s = h.cpu_s or 0.0   # the harness process's CPU time of this run
+        self._harness = None
         return decisions
 
     @staticmethod

@@ -193,6 +193,7 @@ class Harness:
 
     def __init__(self, verilog, top, inputs, outputs, *, domains):
         self._proc = None
+        self.cpu_s = None
         declared = {name for name, _ in inputs}
         clock_ports = [(port, 1, True) for clk, rst, _ in domains.values()
                        for port in (clk, rst) if port and port not in declared]
@@ -221,20 +222,29 @@ class Harness:
         self._results.append(result)
         return result
 
-    def run(self):
-        """Send the queued batch, wait for its answers and fill their results; raise
-        :class:`HarnessError` if a command failed (the batch stops there)."""
+    def send(self):
+        """Send the lines queued so far without ending the batch: the harness runs them while
+        Python prepares the rest (it answers only at the end of the batch, so this cannot
+        deadlock)."""
         if self._proc is None:
             raise HarnessError("the harness is closed")
-        self._lines.append("end\n")
+        if not self._lines:
+            return
+        self._lines.append("")
         data = "\n".join(self._lines).encode()
-        results, self._results = self._results, []
         self._lines.clear()     # the same list: callers may append to it directly
         try:
             self._proc.stdin.write(data)
             self._proc.stdin.flush()
         except BrokenPipeError:
-            pass
+            pass                # the harness died: run() reports how
+
+    def run(self):
+        """Send the queued batch, wait for its answers and fill their results; raise
+        :class:`HarnessError` if a command failed (the batch stops there)."""
+        self._lines.append("end")
+        self.send()
+        results, self._results = self._results, []
         buf, fd = bytearray(), self._proc.stdout.fileno()
         while not (buf.endswith(b"\n.\n") or buf == b".\n"):
             chunk = os.read(fd, 1 << 20)
@@ -252,13 +262,19 @@ class Harness:
         return results
 
     def close(self):
+        """End the harness process; :attr:`cpu_s` is then the CPU time it used."""
         if self._proc is not None:
             try:
                 self._proc.stdin.write(b"quit\n")
                 self._proc.stdin.close()
             except BrokenPipeError:
                 pass
-            self._proc.wait()
+            try:   # wait4: the child's own CPU time (the benchmarks report it)
+                _, status, usage = os.wait4(self._proc.pid, 0)
+                self._proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_s = usage.ru_utime + usage.ru_stime
+            except (AttributeError, ChildProcessError):
+                self._proc.wait()
             self._proc.stdout.close()
             self._proc.stderr.close()
             self._proc = None

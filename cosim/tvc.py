@@ -18,8 +18,10 @@ from ahasd.tb.tvc_driver import DriveResult, unpack_result
 
 __all__ = ["replay_rtl"]
 
-#: Transactions per batch sent to the harness.
+#: Transactions per batch sent to the harness (one answer per batch), and per part of a batch
+#: sent ahead (the harness simulates a part while Python encodes the next).
 CHUNK = 32768
+STRIDE = 2048
 RECORD, DECIDE = 0, 1
 
 
@@ -101,7 +103,10 @@ def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None)
             chunk = list(islice(ops, CHUNK))
             if not chunk:
                 break
-            for item in chunk:
+            for n, item in enumerate(chunk, 1):
+                if n % STRIDE == 0:     # let the harness run these while the rest is encoded
+                    h.drain("sync", stall_limit * (STRIDE + 1))
+                    h.send()
                 op = item["op"]
                 # The payloads of ahasd.tb.tvc_driver.pack_record / pack_decide, inline (hot).
                 if op == "decide":
@@ -131,6 +136,7 @@ def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None)
                                 final=True))
         values = {name: h.get(name) for name, _ in outputs}
         h.run()
+    out.simulator_cpu_s = h.cpu_s or 0.0
     out.final = {name: v.value for name, v in values.items()}
     out.cycles = end        # driver numbering: harness cycle - 1, plus one for the last cycle
     return out

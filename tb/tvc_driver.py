@@ -30,6 +30,8 @@ class DriveResult:
     decide_wait: list = field(default_factory=list)
     #: Output values of the last cycle (error counter, averages, ...).
     final: dict = field(default_factory=dict)
+    #: CPU seconds of the simulator process, where one ran apart (the Verilator harness).
+    simulator_cpu_s: float = 0.0
 
 
 def pack_record(params, table, cycles, length):

@@ -40,9 +40,10 @@ def stepped(ops, params, presets):
 
 
 @pytest.mark.parametrize("generator", [realistic_trace, random_trace, boundary_trace])
-@pytest.mark.parametrize("chunk", [7, 32768])
-def test_tvc_replay_matches_the_stepped_driver(monkeypatch, generator, chunk):
+@pytest.mark.parametrize("chunk, stride", [(7, 3), (32768, 2048)])
+def test_tvc_replay_matches_the_stepped_driver(monkeypatch, generator, chunk, stride):
     monkeypatch.setattr(cosim_tvc, "CHUNK", chunk)
+    monkeypatch.setattr(cosim_tvc, "STRIDE", stride)
     params = TVCParams()
     ops = generator(120, seed=3, params=params)
     presets = {"nvct": 300, "pvct": 5000}
@@ -62,10 +63,12 @@ def test_tvc_replay_names_a_transaction_it_does_not_know():
 
 def test_edc_replay_across_batches_and_closed_loop_steps(monkeypatch):
     monkeypatch.setattr(cosim_edc, "CHUNK", 333)
+    monkeypatch.setattr(cosim_edc, "STRIDE", 50)
     events = event_stream(3000, seed=4)
     golden, _ = score_events(EDC(), events)
     rtl = VerilatedEDC()
     assert rtl.run_events(e for e in events) == golden        # a generator, in 10 batches
+    assert rtl.simulator_cpu_s > 0
     model = EDC()
     for n, (op, value) in enumerate(events[:400]):
         draft, verify = (value, None) if op == "draft" else (None, value)
