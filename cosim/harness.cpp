@@ -40,10 +40,17 @@ int ahs_port_width(const ahs_harness* h, int port) {
     return port >= 0 && port < h->d->n_ports ? h->d->ports[port].width : -1;
 }
 
-int ahs_set(ahs_harness* h, int port, const uint32_t* words) {
+int ahs_poke(ahs_harness* h, int port, const uint32_t* words) {
     if (port < 0 || port >= h->d->n_ports) return h->fail("no port %d", port);
     if (!h->port(port).is_input) return h->fail("port %s is an output", h->port(port).name);
     h->set_words(port, words);
+    return 0;
+}
+
+void ahs_settle(ahs_harness* h) { h->eval(); }
+
+int ahs_set(ahs_harness* h, int port, const uint32_t* words) {
+    if (ahs_poke(h, port, words) < 0) return -1;
     h->eval();
     return 0;
 }

@@ -66,6 +66,8 @@ int ahs_port(const ahs_harness* h, const char* name);
 int ahs_port_width(const ahs_harness* h, int port);
 int ahs_words(int width);
 int ahs_set(ahs_harness* h, int port, const uint32_t* words);   /* drive an input now */
+int ahs_poke(ahs_harness* h, int port, const uint32_t* words);  /* ... without settling: */
+void ahs_settle(ahs_harness* h);                                /* evaluate after pokes */
 int ahs_get(ahs_harness* h, int port, uint32_t* words);         /* settled value now */
 
 /* Clock domains. rst may be NULL. Returns the domain index. */

@@ -159,8 +159,9 @@ bool Session::run(char** a, int n) {
                         std::to_string(n - 1));
         for (int i = 0; i < int(v_in.size()); i++) {
             hex(a[i + 1], v_in[i], 0);
-            check(ahs_set(h, v_in[i], words.data()));
+            check(ahs_poke(h, v_in[i], words.data()));
         }
+        ahs_settle(h);
         for (size_t i = 0; i < v_out.size(); i++) {
             words.resize(ahs_words(ahs_port_width(h, v_out[i])));
             check(ahs_get(h, v_out[i], words.data()));
