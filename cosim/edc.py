@@ -83,6 +83,11 @@ class VerilatedEDC:
     def run_events(self, events):
         """Run ``("draft", entropy_nats)`` / ``("verify", full)`` events (any iterable), one per
         cycle, from reset; return the decisions (one per draft)."""
+        from ahasd.cosim.harness import paused_gc
+        with paused_gc():
+            return self._run_events(events)
+
+    def _run_events(self, events):
         h = self._start()
         decode = self.ports["decode"]
         decisions, expected = [], []     # the cycle each decision must appear in

@@ -8,21 +8,37 @@ batch by :meth:`Harness.run`, which fills the :class:`Result` of every command t
 ``harness_main.cpp``; the C API the protocol sits on is ``harness.h``.
 """
 
+import gc
 import hashlib
 import os
 import re
 import shutil
 import subprocess
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
 from ahasd.sim.cache import cache_dir
 from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin
 
-__all__ = ["HarnessError", "Result", "Harness", "build", "port_table"]
+__all__ = ["HarnessError", "Result", "Harness", "build", "port_table", "paused_gc"]
 
 #: The harness sources copied into every build (the first two are the C API for other users).
 SOURCES = ("harness.h", "harness_core.h", "harness.cpp", "harness_io.cpp", "harness_main.cpp")
+
+
+@contextmanager
+def paused_gc():
+    """Pause Python's cyclic garbage collector (replays): a replay allocates many small acyclic
+    objects (log tuples, decisions), which reference counting frees, and each collection they
+    trigger would walk the caller's whole heap (with the CLI loaded, half the replay time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class HarnessError(RuntimeError):

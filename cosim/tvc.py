@@ -70,9 +70,15 @@ def _design(params):
 def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
     """Run ``ops`` (any iterable of trace dicts) on the Verilated TVC (built with ``params``);
     return the :class:`ahasd.tb.tvc_driver.DriveResult`."""
+    from ahasd.cosim.harness import paused_gc
+
+    with paused_gc():
+        return _replay(ops, params or TVCParams(), freq_ratio, presets)
+
+
+def _replay(ops, p, freq_ratio, presets):
     from ahasd.cosim.harness import Harness
 
-    p = params or TVCParams()
     verilog, inputs, outputs = _design(tuple(sorted(asdict(p).items())))
     # Far more than any legal wait (a record keeps the block busy < numerator_bits + 3 cycles).
     stall_limit = 4 * (p.numerator_bits + 8)
