@@ -7,7 +7,8 @@ consumer would capture at that edge). Blocks with handshakes, several clocks or 
 :class:`~ahasd.cosim.harness.Harness` directly.
 """
 
-from ahasd.cosim.harness import Harness, build
+from ahasd.cosim.build import build
+from ahasd.cosim.harness import Harness
 
 __all__ = ["VerilatedModel"]
 
