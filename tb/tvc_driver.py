@@ -5,7 +5,8 @@
 and returns a :class:`DriveResult`. Each transaction is held until its ``ready`` is seen (a
 ``config`` only changes the ``freq_ratio`` input, a ``preset`` pulses ``preset__load`` for one
 cycle), so the RTL sees the transactions in trace order, as the golden model does.
-:func:`ahasd.cosim.tvc.replay_rtl` runs it on the Verilated block; the tests also run it in
+:func:`ahasd.cosim.tvc.replay_rtl` applies the same rules on the Verilated block, on the C++ side
+of the harness, and returns the same :class:`DriveResult`; the tests run :func:`drive` in
 Amaranth's simulator.
 """
 
@@ -33,6 +34,8 @@ class DriveResult:
     decide_wait: list = field(default_factory=list)
     #: Output values of the last cycle (error counter, averages, ...).
     final: dict = field(default_factory=dict)
+    #: CPU seconds of the simulator process, where one ran apart (the Verilator harness).
+    simulator_cpu_s: float = 0.0
 
 
 def pack_record(params, table, cycles, length):

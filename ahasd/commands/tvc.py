@@ -20,7 +20,8 @@ def register(sub):
                     "with its line number (exit status 2) and nothing is printed.")
     r.add_argument("trace", help="trace file (JSON lines), or - for standard input")
     r.add_argument("--rtl", action="store_true",
-                   help="run the Verilated TVC RTL (cycle by cycle) instead of the golden model")
+                   help="run the Verilated TVC RTL (closed loop, each transaction held until "
+                        "ready) instead of the golden model")
     r.add_argument("--depth", type=int, default=4, help="entries per table (default 4)")
     r.add_argument("--ratio-bits", type=int, default=32,
                    help="bits of a table entry, UQ(n-8).8 (default 32)")
