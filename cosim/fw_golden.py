@@ -80,7 +80,8 @@ def scenario(records, *, snap_every=25, fault_every=0, config=None):
             unverified.popleft()
             result = FeedbackDescriptor(
                 accepted_length=min(rec["accepted"], 255), full=int(rec["full"]),
-                cycles=int(head["verify_cost"] * NPU_CYCLES_PER_COST), kv_length=min(kv_len, 0xFFFF))
+                cycles=int(head["verify_cost"] * NPU_CYCLES_PER_COST),
+                kv_length=min(kv_len, 0xFFFF))
             step("verify", result.pack())
         elif event == "squash" and rec["drafted"]:
             unverified.popleft()

@@ -148,7 +148,8 @@ struct Loop {
     void op(char* line) {
         char* argv[8] = {};
         int argc = 0;
-        for (char* t = std::strtok(line, " \t\r\n"); t && argc < 8; t = std::strtok(nullptr, " \t\r\n"))
+        const char* blank = " \t\r\n";
+        for (char* t = std::strtok(line, blank); t && argc < 8; t = std::strtok(nullptr, blank))
             argv[argc++] = t;
         if (!argc) return;
         std::string cmd = argv[0];

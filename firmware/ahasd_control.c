@@ -89,7 +89,8 @@ int ahasd_service(ahasd_dev *dev, ahasd_events *ev) {
         ev->actions |= (uint32_t)AHASD_ACT_QUEUE << q;
     }
     if ((rc = counter(dev, AHASD_REG(TVC_ERRORS), &dev->tvc_errors, &rose))) return rc;
-    if (rose || (pending & AHASD_CTRL__INT_STATUS__TVC_ERROR_bm)) ev->actions |= AHASD_ACT_TVC_ERROR;
+    if (rose || (pending & AHASD_CTRL__INT_STATUS__TVC_ERROR_bm))
+        ev->actions |= AHASD_ACT_TVC_ERROR;
     if ((rc = counter(dev, AHASD_REG(EDC_FIFO_DROPS), &dev->edc_drops, &rose))) return rc;
     if (rose) ev->actions |= AHASD_ACT_EDC_DROP;
     for (int q = 0; q < AHASD_QUEUES; q++) {

@@ -148,7 +148,8 @@ int ahasd_enable(ahasd_dev *dev, int on) {
 }
 
 static int edc_mode_ok(uint32_t mode) {
-    return mode == AHASD_CTRL__EDC_CTRL__MODE__PREDICT || mode == AHASD_CTRL__EDC_CTRL__MODE__ALWAYS ||
+    return mode == AHASD_CTRL__EDC_CTRL__MODE__PREDICT ||
+           mode == AHASD_CTRL__EDC_CTRL__MODE__ALWAYS ||
            mode == AHASD_CTRL__EDC_CTRL__MODE__NEVER;
 }
 
@@ -158,7 +159,8 @@ int ahasd_set_edc_mode(ahasd_dev *dev, uint32_t mode) {
                         AHASD_PUT(EDC_CTRL__MODE, mode));
 }
 
-#define FITS(value, FIELD) ((uint32_t)(value) <= (AHASD_CTRL__##FIELD##_bm >> AHASD_CTRL__##FIELD##_bp))
+#define FITS(value, FIELD) \
+    ((uint32_t)(value) <= (AHASD_CTRL__##FIELD##_bm >> AHASD_CTRL__##FIELD##_bp))
 
 static int config_ok(const ahasd_config *c) {
     int ok = edc_mode_ok(c->edc_mode) && FITS(c->freq_ratio, TVC_FREQ_RATIO__RATIO) &&

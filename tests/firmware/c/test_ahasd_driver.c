@@ -22,7 +22,8 @@ typedef struct {
     int sticky_irq;           /* an acknowledged interrupt comes back at once */
 } model;
 
-static void reg(model *m, uint32_t addr, uint32_t reset, uint32_t rw, uint32_t w1c, uint32_t pulse) {
+static void reg(model *m, uint32_t addr, uint32_t reset, uint32_t rw, uint32_t w1c,
+                uint32_t pulse) {
     m->present[addr / 4] = 1;
     m->word[addr / 4] = reset;
     m->rw[addr / 4] = rw;
@@ -35,7 +36,8 @@ static void model_init(model *m) {
     for (size_t i = 0; i < WORDS; i++)
         if (ahasd_is_register((uint32_t)(4 * i))) reg(m, (uint32_t)(4 * i), 0, 0, 0, 0);
     reg(m, AHASD_REG(ID), AHASD_CTRL__ID__MAGIC_reset, 0, 0, 0);
-    reg(m, AHASD_REG(VERSION), AHASD_PUT(VERSION__MAJOR, AHASD_CTRL__VERSION__MAJOR_reset), 0, 0, 0);
+    reg(m, AHASD_REG(VERSION), AHASD_PUT(VERSION__MAJOR, AHASD_CTRL__VERSION__MAJOR_reset), 0, 0,
+        0);
     reg(m, AHASD_REG(CTRL), AHASD_CTRL__CTRL__ENABLE_reset, AHASD_CTRL__CTRL__ENABLE_bm, 0,
         AHASD_CTRL__CTRL__SOFT_RESET_bm | AHASD_CTRL__CTRL__CLEAR_COUNTERS_bm);
     reg(m, AHASD_REG(INT_STATUS), 0, 0, 0x3F, 0);
@@ -241,7 +243,8 @@ static void test_service(void) {
     CHECK(ahasd_open(&dev, &b) == AHASD_OK);
     CHECK(ahasd_init(&dev, &c) == AHASD_OK);
     CHECK(ahasd_service(&dev, &ev) == AHASD_OK && ev.pending == 0 && ev.actions == 0);
-    REG(&m, INT_STATUS) = AHASD_CTRL__INT_STATUS__EDC_STOP_bm | AHASD_CTRL__INT_STATUS__TVC_INSERT_bm |
+    REG(&m, INT_STATUS) = AHASD_CTRL__INT_STATUS__EDC_STOP_bm |
+                          AHASD_CTRL__INT_STATUS__TVC_INSERT_bm |
                           AHASD_CTRL__INT_STATUS__FEEDBACK_Q_bm;
     REG(&m, EDC_STATUS) = 0x0203;
     REG(&m, TVC_STATUS) = 5;
@@ -250,7 +253,8 @@ static void test_service(void) {
     CHECK(ahasd_service(&dev, &ev) == AHASD_OK);
     CHECK(REG(&m, INT_STATUS) == 0);
     CHECK(ev.actions == (AHASD_ACT_EDC_STOP | AHASD_ACT_TVC_INSERT |
-                         (AHASD_ACT_QUEUE << AHASD_FEEDBACK_Q) | (AHASD_ACT_PUSHBACK << AHASD_DRAFT_Q)));
+                         (AHASD_ACT_QUEUE << AHASD_FEEDBACK_Q) |
+                         (AHASD_ACT_PUSHBACK << AHASD_DRAFT_Q)));
     CHECK(dev.edc_stops == 1 && dev.tvc_inserts == 1 && dev.edc_status == 0x0203 &&
           dev.tvc_status == 5 && dev.queue[AHASD_FEEDBACK_Q].status == 4 &&
           dev.queue[AHASD_FEEDBACK_Q].crossings == 1 && dev.interrupts == 1);
@@ -275,7 +279,8 @@ static void test_service(void) {
     CHECK(ahasd_service(&dev, &ev) == AHASD_OK && ev.actions == AHASD_ACT_EDC_DROP);
     REG(&m, EDC_FIFO_DROPS) = 2;
     CHECK(ahasd_service(&dev, &ev) == AHASD_ERR_EDC_DROPS);
-    CHECK(REG(&m, EDC_CTRL) == AHASD_CTRL__EDC_CTRL__MODE__ALWAYS && (ev.actions & AHASD_ACT_EDC_ALWAYS));
+    CHECK(REG(&m, EDC_CTRL) == AHASD_CTRL__EDC_CTRL__MODE__ALWAYS);
+    CHECK(ev.actions & AHASD_ACT_EDC_ALWAYS);
 }
 
 static int irq_of(void *ctx) {
@@ -313,7 +318,8 @@ static void test_snapshot_and_quiescent(void) {
     REG(&m, SCRATCH) = 0xCAFE;
     CHECK(ahasd_snapshot(&dev, regs, WORDS - 1) == AHASD_ERR_ARG);
     CHECK(ahasd_snapshot(&dev, regs, WORDS) == AHASD_OK);
-    CHECK(regs[AHASD_REG(SCRATCH) / 4] == 0xCAFE && regs[AHASD_REG(ID) / 4] == AHASD_CTRL__ID__MAGIC_reset);
+    CHECK(regs[AHASD_REG(SCRATCH) / 4] == 0xCAFE);
+    CHECK(regs[AHASD_REG(ID) / 4] == AHASD_CTRL__ID__MAGIC_reset);
     CHECK(regs[0x3C / 4] == 0);   /* a hole */
     unsigned n = 0;
     for (size_t i = 0; i < WORDS; i++) n += (unsigned)ahasd_is_register((uint32_t)(4 * i));
