@@ -4,7 +4,8 @@
 operations of ``fw_loop.cpp``: each drafted batch is a push into the draft queue (mean entropy in
 UQ4.12, as EDC sees it) with the TVC operands of that moment and a PIM draft-cost record (PDCT);
 each verification is the NPU taking the oldest batch and answering a result (an NVCT record);
-each squashed batch is the NPU taking and dropping it. Optionally a zero-length record is
+after a rejecting one, the NPU squashes the look-ahead (the draft queue's hardware squash drops
+every batch still queued, which are the batches the trace squashes next). Optionally a zero-length record is
 injected every ``fault_every`` drafts (a TVC record error, for the firmware to react to). A
 ``service`` (the firmware's control loop) follows every operation and a ``snap`` (all registers
 at a quiescent point: every queue empty) at the first such point after every ``snap_every``
@@ -83,12 +84,12 @@ def scenario(records, *, snap_every=25, fault_every=0, config=None):
                 cycles=int(head["verify_cost"] * NPU_CYCLES_PER_COST),
                 kv_length=min(kv_len, 0xFFFF))
             step("verify", result.pack())
-        elif event == "squash" and rec["drafted"]:
-            unverified.popleft()
-            step("squash")
-    while unverified:   # the run is over: the NPU drops the batches left unverified
-        unverified.popleft()
-        step("squash")
+            if not rec["full"] and unverified:   # the trace's squash events follow
+                unverified.clear()
+                step("hsquash")
+    if unverified:   # the run is over: the NPU squashes the batches left unverified
+        unverified.clear()
+        step("hsquash")
     ops.append(("snap",))
     return ops
 
@@ -107,6 +108,7 @@ class Golden:
         self.decisions, self.draft_out, self.feedback_out, self.tasks = [], [], [], []
         self.pending, self.snaps = [], []
         self.draft_q = deque()
+        self.discarded = []   # batches the hardware squash dropped
         self.counts = {}
         self.raw = {}
         self.last_stop = self.last_insert = False
@@ -165,6 +167,11 @@ class Golden:
             self._fill("draft_q", len(self.draft_q) + 1, len(self.draft_q))
             if name == "verify":
                 self._verify(FeedbackDescriptor.unpack(args[0]), args[0])
+        elif name == "hsquash":
+            self.counts["SQUASHES"] = self.counts.get("SQUASHES", 0) + 1
+            self._count("SQUASH_DISCARDED", len(self.draft_q))
+            self.discarded.extend(self.draft_q)
+            self.draft_q.clear()
         elif name == "record":
             table, cycles, length = args
             self._record(_TABLES[table], cycles, length)
@@ -255,6 +262,8 @@ class Golden:
                            ("INT_RAW", queue): int(bool(threshold) and fill >= threshold)})
             for counter in ("PUSHES", "POPS", "PUSHBACKS"):
                 status[f"{q}_{counter}", "count"] = self.counts.get(f"{q}_{counter}", 0)
+        for ident in ("SQUASHES", "SQUASH_DISCARDED"):
+            status[ident, "count"] = self.counts.get(ident, 0)
         for (ident, name), value in status.items():
             csr.drive(ident, name, value)
         words = [0] * 64

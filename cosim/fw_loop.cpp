@@ -10,7 +10,9 @@
 //   draft PAYLOAD KV NOW PENDING   set tvc_inputs, push a draft batch; wait for its decision
 //   verify PAYLOAD       the NPU takes the oldest batch and pushes its verification result;
 //                        wait until the PIM has taken the result
-//   squash               the NPU takes the oldest batch and discards it (squashed look-ahead)
+//   squash               the NPU takes the oldest batch and discards it
+//   hsquash              the NPU squashes the look-ahead (a one-cycle pulse on squash): the draft
+//                        queue discards every batch in it
 //   record TABLE CYCLES LENGTH     a PIM-measured TVC record
 //   service              settle (every lane drained, SETTLE cycles), then the control loop runs
 //                        while irq is high -> "service RC PENDING ACTIONS" and the firmware's
@@ -178,6 +180,9 @@ struct Loop {
                 check(ahs_push(h, src_feedback, words(argv[1], n).data()));
                 check(ahs_until_count(h, snk_feedback_out, ++feedbacks, sync, LIMIT));
             }
+        } else if (cmd == "hsquash") {
+            uint32_t one[1] = {1};
+            check(ahs_lane_pulse(h, ahs_lane_index(h, "feedback_in"), port("squash"), one));
         } else if (cmd == "record" && argc == 4) {
             uint64_t payload = hex(1) | hex(2) << 2 | hex(3) << 34;   // table, cycles, length
             uint32_t w[2] = {uint32_t(payload), uint32_t(payload >> 32)};

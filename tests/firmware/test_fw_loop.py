@@ -59,7 +59,8 @@ def _replay(binary, ops):
             assert got == want, f"snapshot {k}: {reg.ident} 0x{got:08X}, golden 0x{want:08X}"
             compared += 1
     counts = {"decisions": len(golden.decisions), "stops": golden.decisions.count(0),
-              "draft transfers": len(golden.draft_out), "results": len(golden.feedback_out),
+              "draft transfers": len(golden.draft_out), "squashed": len(golden.discarded),
+              "results": len(golden.feedback_out),
               "pre-verify tasks": len(golden.tasks), "services": len(result.services),
               "interrupts": sum(map(bool, golden.pending)), "snapshots": len(result.snaps),
               "registers compared": compared}
@@ -72,6 +73,7 @@ def test_firmware_in_the_loop_matches_the_golden_models(binary, trace):
     ops = scenario(trace, fault_every=7, config=THRESHOLDS)
     result, golden, counts = _replay(binary, ops)
     assert counts["stops"] > 5 and counts["pre-verify tasks"] > 3 and counts["snapshots"] > 5
+    assert counts["squashed"] > 10
     actions = 0
     for rc, _, act, _ in result.services:
         assert rc == 0
