@@ -2,7 +2,7 @@
 
 :func:`scenario` turns a speculative-decoding trace (:mod:`ahasd.sim.traces.decoding`) into the
 operations of ``fw_loop.cpp``: each drafted batch is a push into the draft queue (mean entropy in
-UQ4.12, as EDC sees it) with the TVC operands of that moment and a PIM draft-cost record (PDCT);
+UQ4.12, as EDC sees it), preceded by the PIM's request to GTS for the ranks, with the TVC operands of that moment and a PIM draft-cost record (PDCT);
 each verification is the NPU taking the oldest batch and answering a result (an NVCT record);
 after a rejecting one, the NPU squashes the look-ahead (the draft queue's hardware squash drops
 every batch still queued, which are the batches the trace squashes next). Optionally a zero-length record is
@@ -70,6 +70,7 @@ def scenario(records, *, snap_every=25, fault_every=0, config=None):
             now = int((rec["t"] - t_verify) * NPU_CYCLES_PER_COST) & 0xFFFF_FFFF
             pending = min(sum(unverified) + n, 0xFFFF)
             unverified.append(n)
+            step("request", min(n, 255))   # the PIM asks GTS for the ranks to draft it
             step("draft", payload, min(kv_len, 0xFFFF), now, pending)
             step("record", PDCT, int(head["draft_cost"] * n * PIM_CYCLES_PER_COST), n)
             drafts += 1
@@ -109,6 +110,8 @@ class Golden:
         self.pending, self.snaps = [], []
         self.draft_q = deque()
         self.discarded = []   # batches the hardware squash dropped
+        self.requests = deque()   # draft requests waiting for drafting to be allowed
+        self.withheld = 0         # requests that had to wait
         self.counts = {}
         self.raw = {}
         self.last_stop = self.last_insert = False
@@ -167,6 +170,10 @@ class Golden:
             self._fill("draft_q", len(self.draft_q) + 1, len(self.draft_q))
             if name == "verify":
                 self._verify(FeedbackDescriptor.unpack(args[0]), args[0])
+        elif name == "request":
+            self.requests.append(args[0])
+            self.withheld += not self.draft_allowed
+            self._run_requests()
         elif name == "hsquash":
             self.counts["SQUASHES"] = self.counts.get("SQUASHES", 0) + 1
             self._count("SQUASH_DISCARDED", len(self.draft_q))
@@ -180,8 +187,19 @@ class Golden:
             self._writes(writes)
         elif name == "snap":
             self.snaps.append(self.snapshot())
-        elif name != "cfg":
+        elif name not in ("cfg", "probe"):
             raise ValueError(f"unknown scenario operation {name!r}")
+
+    def _run_requests(self):
+        """GTS takes the waiting draft requests while drafting is allowed, back to back (a task
+        ends in its first cycle: task_done is held high)."""
+        if not (self.draft_allowed and self.requests):
+            return
+        while self.requests:
+            length = self.requests.popleft()
+            self.tasks.append(int(TaskKind.DRAFT) | length << 1)
+            self.gts.step(task=(TaskKind.DRAFT, length), done=True)
+        self.gts.step(done=True)
 
     def _draft(self, payload, kv_len, now, pending):
         fx = DraftDescriptor.unpack(payload).mean_entropy
@@ -204,6 +222,7 @@ class Golden:
             self._events("edc_stop")
         self.last_stop = not draft
         self.draft_allowed = draft
+        self._run_requests()
         if draft or self.field("TVC_CTRL", "disable"):
             return
         self.csr.hw_incr("TVC_DECISIONS", "count")
@@ -230,6 +249,7 @@ class Golden:
         self.edc.verify(bool(result.full))
         self._record("nvct", result.cycles, result.kv_length)
         self.draft_allowed = True
+        self._run_requests()
 
     def snapshot(self):
         """Every register word (64, holes 0) the firmware must read now."""

@@ -13,10 +13,13 @@
 //   squash               the NPU takes the oldest batch and discards it
 //   hsquash              the NPU squashes the look-ahead (a one-cycle pulse on squash): the draft
 //                        queue discards every batch in it
+//   request LENGTH       the PIM asks GTS to run a draft task (waits while drafting is withheld)
 //   record TABLE CYCLES LENGTH     a PIM-measured TVC record
-//   service              settle (every lane drained, SETTLE cycles), then the control loop runs
+//   service              settle (the draft, record and feedback lanes drained, SETTLE more
+//                        cycles; a withheld draft request may wait on), then the control loop runs
 //                        while irq is high -> "service RC PENDING ACTIONS" and the firmware's
 //                        register writes of the pass as "w ADDR DATA"
+//   probe ADDR           one firmware read (ahasd_read) of ADDR -> "probe RC VALUE"
 //   snap                 ahasd_wait_quiescent + ahasd_snapshot -> "snap RC W0 .. W63"
 // At the end: every collected item, "decision DRAFT", "draft_out HEX..", "feedback_out HEX..",
 // "task HEX", in order, then ".". A failure prints "! message" and exits 1.
@@ -45,7 +48,7 @@ struct Loop {
     ahs_harness* h;
     int sync, npu, bus;
     int p_irq, p_kv, p_now, p_pending;
-    int src_draft, src_record, src_feedback;
+    int src_draft, src_record, src_feedback, src_request;
     int snk_decision, snk_draft_out, snk_feedback_out, snk_task;
     std::vector<std::string> log;     // register writes of the current service pass
     bool logging = false;
@@ -97,6 +100,7 @@ struct Loop {
         check(src_draft = source("draft_in", sync, "draft_in"));
         check(src_record = source("record", sync, "record"));
         check(src_feedback = source("feedback_in", npu, "feedback_in"));
+        check(src_request = source("draft_request", sync, "draft_request"));
         snk_decision = sink("decision", sync, "decision__valid", nullptr, "decision__draft");
         snk_draft_out = sink("draft_out", npu, "draft_out__valid", "draft_out__ready",
                              "draft_out__payload");
@@ -180,6 +184,9 @@ struct Loop {
                 check(ahs_push(h, src_feedback, words(argv[1], n).data()));
                 check(ahs_until_count(h, snk_feedback_out, ++feedbacks, sync, LIMIT));
             }
+        } else if (cmd == "request" && argc == 2) {
+            uint32_t w[1] = {uint32_t(hex(1))};
+            check(ahs_push(h, src_request, w));
         } else if (cmd == "hsquash") {
             uint32_t one[1] = {1};
             check(ahs_lane_pulse(h, ahs_lane_index(h, "feedback_in"), port("squash"), one));
@@ -188,8 +195,7 @@ struct Loop {
             uint32_t w[2] = {uint32_t(payload), uint32_t(payload >> 32)};
             check(ahs_push(h, src_record, w));
         } else if (cmd == "service") {
-            check(ahs_drain(h, sync, LIMIT));
-            check(ahs_step(h, sync, SETTLE));
+            settle();
             ahasd_events ev = {0, 0};
             log.clear();
             logging = true;
@@ -197,6 +203,10 @@ struct Loop {
             logging = false;
             std::printf("service %d %X %X\n", rc, ev.pending, ev.actions);
             for (auto& w : log) std::printf("%s\n", w.c_str());
+        } else if (cmd == "probe" && argc == 2) {
+            uint32_t value = 0;
+            int rc = ahasd_read(&dev, uint32_t(hex(1)), &value);
+            std::printf("probe %d %X\n", rc, value);
         } else if (cmd == "snap") {
             uint32_t regs[sizeof(ahasd_ctrl_t) / 4];
             int rc = ahasd_wait_quiescent(&dev);
@@ -207,6 +217,18 @@ struct Loop {
         } else {
             throw Fail("bad scenario line: " + cmd);
         }
+    }
+
+    void settle() {
+        const char* names[] = {"draft_in", "record", "feedback_in"};
+        for (uint64_t cycle = 0;; cycle++) {
+            bool empty = true;
+            for (const char* n : names) empty = empty && !ahs_lane_pending(h, ahs_lane_index(h, n));
+            if (empty) break;
+            if (cycle == LIMIT) throw Fail("settle: the PIM/NPU lanes did not drain");
+            check(ahs_step(h, sync, 1));
+        }
+        check(ahs_step(h, sync, SETTLE));
     }
 
     void cfg_set(const std::string& key, uint32_t v) {

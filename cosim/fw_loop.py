@@ -35,11 +35,13 @@ class LoopError(RuntimeError):
 @dataclass
 class LoopResult:
     """What the loop answered: ``init`` = ``(rc, [(address, data) written])``; per ``service``,
-    ``(rc, pending, actions, [(address, data) written])``; per ``snap``, ``(rc, words)``; and
+    ``(rc, pending, actions, [(address, data) written])``; per ``snap``, ``(rc, words)``; per
+    ``probe``, ``(rc, value)``; and
     the collected streams in order."""
     init: tuple = None
     services: list = field(default_factory=list)
     snaps: list = field(default_factory=list)
+    probes: list = field(default_factory=list)
     decisions: list = field(default_factory=list)
     draft_out: list = field(default_factory=list)
     feedback_out: list = field(default_factory=list)
@@ -129,6 +131,8 @@ def run(binary, ops, *, timeout=600):
             writes = out.services[-1][3]
         elif kind == "w":
             writes.append((int(fields[0], 16), int(fields[1], 16)))
+        elif kind == "probe":
+            out.probes.append((int(fields[0]), int(fields[1], 16)))
         elif kind == "snap":
             out.snaps.append((int(fields[0]), [int(f, 16) for f in fields[1:]]))
         elif kind == "decision":

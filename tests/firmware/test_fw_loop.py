@@ -26,7 +26,7 @@ THRESHOLDS = {"draft_q": 3, "feedback_q": 1, "preverify_q": 1, "max_len": 5}
 def trace():
     pair = load_pair(max_files=40)
     prompt = pair.tokenizer.encode("def main():\n    ")
-    return decode(pair.draft, pair.target, prompt, n_tokens=150, policy=SVIPPolicy(),
+    return decode(pair.draft, pair.target, prompt, n_tokens=400, policy=SVIPPolicy(),
                   rng=np.random.default_rng(11), edc=EDC("committed"), max_unverified=4,
                   meta={"edc": "committed", "seed": 11}).records
 
@@ -61,7 +61,9 @@ def _replay(binary, ops):
     counts = {"decisions": len(golden.decisions), "stops": golden.decisions.count(0),
               "draft transfers": len(golden.draft_out), "squashed": len(golden.discarded),
               "results": len(golden.feedback_out),
-              "pre-verify tasks": len(golden.tasks), "services": len(result.services),
+              "draft tasks": sum(1 for t in golden.tasks if not t & 1),
+              "withheld requests": golden.withheld,
+              "pre-verify tasks": sum(t & 1 for t in golden.tasks), "services": len(result.services),
               "interrupts": sum(map(bool, golden.pending)), "snapshots": len(result.snaps),
               "registers compared": compared}
     print(counts)
@@ -73,7 +75,7 @@ def test_firmware_in_the_loop_matches_the_golden_models(binary, trace):
     ops = scenario(trace, fault_every=7, config=THRESHOLDS)
     result, golden, counts = _replay(binary, ops)
     assert counts["stops"] > 5 and counts["pre-verify tasks"] > 3 and counts["snapshots"] > 5
-    assert counts["squashed"] > 10
+    assert counts["squashed"] > 10 and counts["withheld requests"] > 3
     actions = 0
     for rc, _, act, _ in result.services:
         assert rc == 0
@@ -92,3 +94,15 @@ def test_firmware_limit_actions_in_the_loop(binary, trace):
     codes = [rc for rc, *_ in result.services if rc]
     assert sorted(codes) == sorted([STATUS["AHASD_ERR_TVC_RECORD"], STATUS["AHASD_ERR_EDC_DROPS"]])
     assert golden.field("EDC_CTRL", "mode") == 1 and golden.field("TVC_CTRL", "disable") == 1
+
+
+@pytest.mark.slow
+def test_firmware_sees_bus_errors_on_the_real_bus(binary):
+    """The firmware's accessor reports the AXI4-Lite SLVERR of a hole, and an address the bus
+    cannot carry, as AHASD_ERR_BUS (the harness refuses the transfer), without stopping."""
+    regmap = load()
+    hole = next(a for a in range(0, 256, 4) if regmap.at(a) is None)
+    ops = [("init",), ("probe", hole), ("probe", 0x100), ("probe", regmap["ID"].address)]
+    result = fw_loop.run(binary, ops)
+    assert result.probes == [(STATUS["AHASD_ERR_BUS"], 0), (STATUS["AHASD_ERR_BUS"], 0),
+                             (0, regmap["ID"].field("magic").reset)]
