@@ -105,9 +105,8 @@ class AxiLiteMasterBus:
 
 
 class ModelBus:
-    """Adapts :class:`ahasd.sim.blocks.csr.CSRModel` (the golden register model) to the bus
-    interface,
-    for driver tests and for host-side code run without hardware."""
+    """Adapts :class:`ahasd.sim.blocks.csr.CSRModel` (the golden register model) to the
+    synchronous bus interface, for driver tests and for host-side code run without hardware."""
 
     def __init__(self, model):
         self.model = model
