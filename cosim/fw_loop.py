@@ -79,10 +79,13 @@ def build(params):
     (tmp / "ports.cpp").write_text(glue)
     for name, text in {**texts, **fw_texts}.items():
         (tmp / name).write_text(text)
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if not cc:
+        raise LoopError("no host C compiler (gcc or cc) on PATH for the firmware")
     objects = []
     for name in FIRMWARE_SOURCES:   # C, strict, compiled as C (not as C++ by verilator)
         obj = tmp / name.replace(".c", ".o")
-        result = subprocess.run(["gcc", *STRICT, "-O2", "-c", str(tmp / name), "-o", str(obj)],
+        result = subprocess.run([cc, *STRICT, "-O2", "-c", str(tmp / name), "-o", str(obj)],
                                 capture_output=True, text=True)
         if result.returncode:
             raise LoopError(f"firmware build failed:\n{result.stderr}")

@@ -34,6 +34,7 @@ const char *ahasd_strerror(int status) {
     case AHASD_ERR_ARG: return "argument out of range";
     case AHASD_ERR_TVC_RECORD: return "TVC record errors reached the limit (TVC disabled)";
     case AHASD_ERR_EDC_DROPS: return "EDC FIFO drops reached the limit (EDC mode ALWAYS)";
+    case AHASD_ERR_STATE: return "a status field holds a value outside its enumeration";
     default: return "unknown status";
     }
 }
@@ -226,9 +227,27 @@ int ahasd_wait_quiescent(ahasd_dev *dev) {
                         AHASD_CTRL__QUEUE_REGS__STATUS__EMPTY_bm, NULL);
         if (rc) return rc;
     }
-    return ahasd_poll(dev, AHASD_REG(TVC_STATUS),
-                      AHASD_CTRL__TVC_STATUS__DECIDING_bm | AHASD_CTRL__TVC_STATUS__BUSY_bm, 0,
-                      NULL);
+    rc = ahasd_poll(dev, AHASD_REG(TVC_STATUS),
+                    AHASD_CTRL__TVC_STATUS__DECIDING_bm | AHASD_CTRL__TVC_STATUS__BUSY_bm, 0, NULL);
+    if (rc) return rc;
+    return ahasd_poll(dev, AHASD_REG(GTS_STATUS), AHASD_CTRL__GTS_STATUS__STATE_bm,
+                      AHASD_PUT(GTS_STATUS__STATE, AHASD_CTRL__GTS_STATUS__STATE__IDLE), NULL);
+}
+
+int ahasd_gts_status(ahasd_dev *dev, ahasd_gts_info *info) {
+    uint32_t word;
+    int rc = ahasd_read(dev, AHASD_REG(GTS_STATUS), &word);
+    if (rc) return rc;
+    info->state = AHASD_GET(GTS_STATUS__STATE, word);
+    info->switching = AHASD_GET(GTS_STATUS__SWITCHING, word);
+    info->draft_allowed = AHASD_GET(GTS_STATUS__DRAFT_ALLOWED, word);
+    info->rank_enable = AHASD_GET(GTS_STATUS__RANK_ENABLE, word);
+    switch (info->state) {
+    case AHASD_CTRL__GTS_STATUS__STATE__IDLE:
+    case AHASD_CTRL__GTS_STATUS__STATE__DRAFT:
+    case AHASD_CTRL__GTS_STATUS__STATE__PREVERIFY: return AHASD_OK;
+    default: return AHASD_ERR_STATE;
+    }
 }
 
 int ahasd_snapshot(ahasd_dev *dev, uint32_t *regs, size_t n_words) {

@@ -57,7 +57,8 @@ typedef enum {
     AHASD_ERR_VERSION = -4,    /* register-map major version differs from this driver's */
     AHASD_ERR_ARG = -5,        /* an argument out of range (nothing was written) */
     AHASD_ERR_TVC_RECORD = -6, /* TVC record errors reached the limit: TVC was disabled */
-    AHASD_ERR_EDC_DROPS = -7   /* EDC FIFO drops reached the limit: EDC mode set to ALWAYS */
+    AHASD_ERR_EDC_DROPS = -7,  /* EDC FIFO drops reached the limit: EDC mode set to ALWAYS */
+    AHASD_ERR_STATE = -8       /* a status field read a value outside its enumeration */
 } ahasd_status;
 
 const char *ahasd_strerror(int status);
@@ -127,7 +128,12 @@ int ahasd_soft_reset(ahasd_dev *dev);     /* and wait for TVC to reload its pres
 int ahasd_clear_counters(ahasd_dev *dev);
 int ahasd_set_edc_mode(ahasd_dev *dev, uint32_t mode);
 int ahasd_enable(ahasd_dev *dev, int on);
-/* Wait until every queue is empty and TVC neither decides nor records (bounded). */
+/* GTS_STATUS decoded; state is one of AHASD_CTRL__GTS_STATUS__STATE__* (else AHASD_ERR_STATE). */
+typedef struct {
+    uint32_t state, switching, draft_allowed, rank_enable;
+} ahasd_gts_info;
+int ahasd_gts_status(ahasd_dev *dev, ahasd_gts_info *info);
+/* Wait until every queue is empty, TVC neither decides nor records and GTS is idle (bounded). */
 int ahasd_wait_quiescent(ahasd_dev *dev);
 /* Read every register of the map into regs[addr / 4] (holes left 0); n_words >= 64. */
 int ahasd_snapshot(ahasd_dev *dev, uint32_t *regs, size_t n_words);

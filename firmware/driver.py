@@ -23,7 +23,7 @@ from dataclasses import dataclass
 __all__ = ["BusError", "DriverError", "Read", "Write", "ModelBus", "AxiLiteMasterBus",
            "ControllerOps", "ControllerDriver", "AsyncControllerDriver", "OPERATIONS", "run_sync",
            "run_async",
-           "INTERRUPTS", "QUEUES", "EDC_MODES"]
+           "INTERRUPTS", "QUEUES", "EDC_MODES", "GTS_STATES"]
 
 #: Interrupt names, as the fields of INT_STATUS / INT_ENABLE.
 INTERRUPTS = tuple(regs.REGISTERS["INT_STATUS"][1])
@@ -33,6 +33,9 @@ QUEUES = ("draft_q", "feedback_q", "preverify_q")
 #: into regs.ENUMS); until then the values of ahasd.hw.controller (tests compare the two).
 EDC_MODES = getattr(regs, "ENUMS", {}).get("EDC_CTRL", {}).get("mode") or \
     {"predict": 0, "always": 1, "never": 2}
+#: GTS_STATUS.state values (the same plug-in point; tests compare with ahasd.sim.blocks.gts).
+GTS_STATES = getattr(regs, "ENUMS", {}).get("GTS_STATUS", {}).get("state") or \
+    {"idle": 0, "draft": 1, "preverify": 2}
 
 
 class BusError(IOError):
@@ -256,6 +259,18 @@ class ControllerOps:
         out = {f: status >> lsb & ((1 << width) - 1) for f, (lsb, width, _, _) in fields.items()}
         for counter in ("PUSHES", "POPS", "PUSHBACKS"):
             out[counter.lower()] = yield from self.read(f"{prefix}_{counter}")
+        return out
+
+    def gts_status(self):
+        """GTS_STATUS as a dict, ``state`` by name (a key of :data:`GTS_STATES`)."""
+        word = yield from self.read("GTS_STATUS")
+        fields = regs.REGISTERS["GTS_STATUS"][1]
+        out = {f: word >> lsb & ((1 << width) - 1) for f, (lsb, width, _, _) in fields.items()}
+        names = {value: name for name, value in GTS_STATES.items()}
+        if out["state"] not in names:
+            raise DriverError(f"GTS_STATUS.state reads {out['state']}, not one of "
+                              f"{', '.join(f'{v} ({n})' for n, v in GTS_STATES.items())}")
+        out["state"] = names[out["state"]]
         return out
 
     def counters(self):

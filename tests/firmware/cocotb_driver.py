@@ -59,6 +59,8 @@ async def driver_over_axil_matches_the_model(dut):
             if f.kind in ("config", "storage", "const", "pulse"):
                 assert (got & f.mask) == (model.peek(reg.ident) & f.mask), f"{reg.ident}.{f.name}"
     assert await rtl.pending_interrupts() == set()
+    assert await rtl.gts_status() == {"state": "idle", "switching": 0, "draft_allowed": 1,
+                                      "rank_enable": 0}
     # A draft under mode "never" is a stop decision: the edc_stop interrupt.
     dut.draft_in__payload.value = DraftDescriptor(batch_id=1, length=4, kv_base=0,
                                                   mean_entropy=100).pack()

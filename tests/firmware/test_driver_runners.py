@@ -8,11 +8,13 @@ import asyncio
 import pytest
 
 from ahasd.firmware import driver as drv_mod
-from ahasd.firmware.driver import (EDC_MODES, OPERATIONS, AsyncControllerDriver, BusError,
-                                   ControllerDriver, ModelBus, Read, Write, run_sync)
+from ahasd.firmware.driver import (EDC_MODES, GTS_STATES, OPERATIONS, AsyncControllerDriver,
+                                   BusError, ControllerDriver, DriverError, ModelBus, Read, Write,
+                                   run_sync)
 from ahasd.hw.controller import EDC_MODE_ALWAYS, EDC_MODE_NEVER, EDC_MODE_PREDICT
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import CSRModel
+from ahasd.sim.blocks.gts import State
 
 
 class LoggingBus(ModelBus):
@@ -51,7 +53,7 @@ SCRIPT = [
     ("clear_counters", (), {}), ("set_queue_threshold", ("preverify_q", 2), {}),
     ("enable_interrupts", ("edc_stop", "tvc_error"), {}), ("pending_interrupts", (), {}),
     ("acknowledge", ("tvc_error",), {}), ("queue_status", ("draft_q",), {}),
-    ("counters", (), {}), ("field", ("TVC_CTRL", "max_len"), {}),
+    ("counters", (), {}), ("gts_status", (), {}), ("field", ("TVC_CTRL", "max_len"), {}),
     ("set_fields", ("GTS_DRAFT_MASK",), {"mask": 0x00FF}), ("read", ("SCRATCH",), {}),
     ("write", ("SCRATCH", 0xCAFE), {}), ("check", (), {}),
 ]
@@ -78,7 +80,8 @@ def test_sync_and_async_runners_agree():
     assert asyncio.run(go()) == sync_results
     assert async_bus.log == sync_bus.log and len(sync_bus.log) > 40
     assert async_model.values == sync_model.values and async_model.pulses == sync_model.pulses
-    assert sync_results[7] == {"tvc_error"} and sync_results[11] == 3
+    assert sync_results[7] == {"tvc_error"} and sync_results[12] == 3
+    assert sync_results[11]["state"] == "idle" and sync_results[11]["draft_allowed"] == 0
 
 
 def test_operations_are_generators_of_bus_requests():
@@ -93,6 +96,15 @@ def test_operations_are_generators_of_bus_requests():
             CSRModel(load())).read32(0x3C)})())
 
 
-def test_edc_modes_match_the_controller():
+def test_enums_match_the_hardware_side():
     assert EDC_MODES == {"predict": EDC_MODE_PREDICT, "always": EDC_MODE_ALWAYS,
                          "never": EDC_MODE_NEVER}
+    assert GTS_STATES == {s.name.lower(): int(s) for s in State}
+
+
+def test_gts_state_outside_the_enumeration_is_an_error():
+    model = CSRModel(load())
+    model.drive("GTS_STATUS", "state", 3)
+    with pytest.raises(DriverError, match=r"GTS_STATUS.state reads 3, not one of 0 \(idle\), "
+                                          r"1 \(draft\), 2 \(preverify\)"):
+        ControllerDriver(ModelBus(model)).gts_status()

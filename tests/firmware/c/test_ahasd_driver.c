@@ -328,8 +328,20 @@ static void test_snapshot_and_quiescent(void) {
     CHECK(ahasd_wait_quiescent(&dev) == AHASD_OK);
     REG(&m, PREVERIFY_Q.STATUS) = 1;
     CHECK(ahasd_wait_quiescent(&dev) == AHASD_ERR_TIMEOUT);
-    for (int s = 0; s >= -8; s--) CHECK(ahasd_strerror(s)[0] != 0);
-    CHECK(strcmp(ahasd_strerror(-8), "unknown status") == 0);
+    for (int s = 0; s >= -8; s--) CHECK(strcmp(ahasd_strerror(s), "unknown status") != 0);
+    CHECK(strcmp(ahasd_strerror(-9), "unknown status") == 0);
+    /* GTS status: decoded through the enumeration; a value outside it is refused. */
+    REG(&m, PREVERIFY_Q.STATUS) = AHASD_CTRL__QUEUE_REGS__STATUS__EMPTY_bm;
+    ahasd_gts_info gts;
+    REG(&m, GTS_STATUS) = AHASD_PUT(GTS_STATUS__STATE, AHASD_CTRL__GTS_STATUS__STATE__PREVERIFY) |
+                          AHASD_CTRL__GTS_STATUS__DRAFT_ALLOWED_bm |
+                          AHASD_PUT(GTS_STATUS__RANK_ENABLE, 0x8000);
+    CHECK(ahasd_gts_status(&dev, &gts) == AHASD_OK);
+    CHECK(gts.state == AHASD_CTRL__GTS_STATUS__STATE__PREVERIFY && gts.draft_allowed == 1 &&
+          gts.switching == 0 && gts.rank_enable == 0x8000);
+    CHECK(ahasd_wait_quiescent(&dev) == AHASD_ERR_TIMEOUT);   /* GTS still running a task */
+    REG(&m, GTS_STATUS) = AHASD_PUT(GTS_STATUS__STATE, 3);
+    CHECK(ahasd_gts_status(&dev, &gts) == AHASD_ERR_STATE);
 }
 
 int main(void) {
