@@ -93,7 +93,7 @@ def build(params):
     cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", TOP,
            "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}",
            "--Mdir", str(tmp / "obj"), "-o", str(tmp / binary.name), f"{TOP}.v", "ports.cpp",
-           "harness.cpp", "fw_loop.cpp", *objects]
+           *(name for name in CORE if name.endswith(".cpp")), "fw_loop.cpp", *objects]
     result = subprocess.run(cmd, cwd=tmp, env=tool_env(), capture_output=True, text=True)
     if result.returncode:
         raise VerilatorError(f"verilator build of the firmware loop failed:\n"
