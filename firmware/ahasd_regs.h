@@ -317,6 +317,9 @@ typedef struct __attribute__ ((__packed__)) {
 #define AHASD_CTRL__GTS_STATUS__STATE_bm 0x3
 #define AHASD_CTRL__GTS_STATUS__STATE_bp 0
 #define AHASD_CTRL__GTS_STATUS__STATE_bw 2
+#define AHASD_CTRL__GTS_STATUS__STATE__IDLE 0 // Ranks gated off.
+#define AHASD_CTRL__GTS_STATUS__STATE__DRAFT 1 // Ranks of the draft mask run the DLM.
+#define AHASD_CTRL__GTS_STATUS__STATE__PREVERIFY 2 // Ranks of the pre-verify mask run the TLM.
 #define AHASD_CTRL__GTS_STATUS__SWITCHING_bm 0x4
 #define AHASD_CTRL__GTS_STATUS__SWITCHING_bp 2
 #define AHASD_CTRL__GTS_STATUS__SWITCHING_bw 1
