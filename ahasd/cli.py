@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "ahasd.commands.decode",
     "ahasd.commands.trace",
     "ahasd.commands.regs",
+    "ahasd.commands.specla",
 ]
 
 
