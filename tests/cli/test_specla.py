@@ -127,3 +127,14 @@ def test_malformed_cases_get_one_line_and_status_2(tmp_path, capsys, case, messa
 def test_missing_file(capsys):
     assert main(["specla", "verify", "/nonexistent/case.json"]) == 2
     assert capsys.readouterr().err == "ahasd: error: no such case file: /nonexistent/case.json\n"
+
+
+def test_bench_json_and_plot(tmp_path, capsys):
+    assert main(["specla", "bench", "--json", "--out", str(tmp_path)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert (tmp_path / "specla_speedup.png").stat().st_size > 10_000
+    assert set(figures["ranges"]) == {"h100", "pim"}
+    assert 0.3 < figures["crossing_alpha"]["deferred"] < 0.99
+    # Acceptance of the golden traces spans the sweep and falls as the draft is perturbed more.
+    acc = [t["acceptance"] for t in figures["traces"]]
+    assert acc[0] > acc[-1] and min(acc) < 0.5 < max(acc)
