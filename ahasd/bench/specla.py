@@ -120,11 +120,13 @@ def plot(result, out):
     return path
 
 
-def bench(json_output=False, out="build/specla"):
+def bench(json_output=False, out="build/specla", echo=True):
+    """Compute and plot; print a table (or, with ``json_output`` and ``echo``, the JSON)."""
     result = figures()
     result["plot"] = str(plot(result, out))
     if json_output:
-        print(json.dumps(result, indent=2))
+        if echo:
+            print(json.dumps(result, indent=2))
         return result
     from rich.console import Console
     from rich.table import Table

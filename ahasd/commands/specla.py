@@ -21,6 +21,9 @@ def register(sub):
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
     b.add_argument("--out", default="build/specla",
                    help="folder for the speedup plot (default build/specla)")
+    b.add_argument("--rtl", action="store_true",
+                   help="also run the state-commit RTL (Verilated) against the DRAM bound")
+    b.add_argument("--quick", action="store_true", help="with --rtl: one small case")
     b.set_defaults(func=run_bench)
 
 
@@ -41,6 +44,13 @@ def run_verify(args):
 
 
 def run_bench(args):
+    import json
+
     from ahasd.bench.specla import bench
-    bench(json_output=args.json, out=args.out)
+    figures = bench(json_output=args.json, out=args.out, echo=False)
+    if args.rtl:
+        from ahasd.bench.state_commit import bench as rtl_bench
+        figures["rtl"] = rtl_bench(json_output=args.json, quick=args.quick)
+    if args.json:
+        print(json.dumps(figures, indent=2))
     return 0

@@ -9,7 +9,7 @@ state S                      16         Q3.12, [-8, 8)
 key k                        16         Q1.14, [-2, 2) (L2-normalised keys: |k_i| <= 1)
 delta-corrected value u      16         Q3.12, [-8, 8)
 decay products P, w_t        16 unsig.  Q1.15, [0, 2) (products of exp(g) <= 1)
-kw = round(k * w_t)          16         Q1.14, formed when k is loaded
+kw = round(k * w_t)          16         Q1.14, formed when k is loaded, saturated
 accumulator                  40         Q12.27: P*S (27 fraction bits) + sum (kw*u) << 1
 result                       16         Q3.12: (acc + 2^14) >> 15, saturated to int16
 ==========================  =========  =====================================================
@@ -23,10 +23,13 @@ elements per burst, burst ``i * (d_v / E) + j // E`` holds ``S[i, j]`` in bits `
 import numpy as np
 
 __all__ = ["S_FRAC", "K_FRAC", "U_FRAC", "W_FRAC", "quantise", "kw_fixed", "commit_fixed",
-           "state_layout", "state_from_bursts", "error_bound", "ACC_BITS"]
+           "state_layout", "state_from_bursts", "error_bound", "ACC_BITS", "FACTOR_KINDS",
+           "load_sequence"]
 
 S_FRAC, K_FRAC, U_FRAC, W_FRAC = 12, 14, 12, 15
 ACC_BITS = 40
+#: Codes of the factor-load port of the RTL (``ahasd.hw.state_commit.FactorKind``).
+FACTOR_KINDS = {"P": 0, "W": 1, "K": 2, "U": 3}
 _INT16 = (-(1 << 15), (1 << 15) - 1)
 _UINT16 = (0, (1 << 16) - 1)
 
@@ -38,9 +41,10 @@ def quantise(x, frac, signed=True):
 
 
 def kw_fixed(k, w):
-    """``round(k_t[i] * w_t)`` in Q1.14 for ``k`` (A, d_k) Q1.14 and ``w`` (A,) Q1.15."""
+    """``round(k_t[i] * w_t)`` in Q1.14 for ``k`` (A, d_k) Q1.14 and ``w`` (A,) Q1.15, saturated
+    to int16 (only reachable with ``w_t > 1``, which a product of decays never is)."""
     k, w = np.asarray(k, dtype=np.int64), np.asarray(w, dtype=np.int64)
-    return (k * w[:, None] + (1 << (W_FRAC - 1))) >> W_FRAC
+    return np.clip((k * w[:, None] + (1 << (W_FRAC - 1))) >> W_FRAC, *_INT16)
 
 
 def commit_fixed(S, P, k, w, u):
@@ -85,3 +89,15 @@ def state_from_bursts(words, d_k, d_v, burst_bytes):
             out[n, l] = (word >> (16 * l)) & 0xFFFF
     out = np.where(out >= 1 << 15, out - (1 << 16), out)
     return out.reshape(d_k, d_v)
+
+
+def load_sequence(P, k, w, u):
+    """Factor-port writes ``(kind, t, index, data)`` that load a commit: ``P``, every ``w_t``,
+    then the keys (each after its ``w_t``, as the RTL needs) and the values; 16-bit data."""
+    seq = [(FACTOR_KINDS["P"], 0, 0, int(P))]
+    seq += [(FACTOR_KINDS["W"], t, 0, int(x)) for t, x in enumerate(w)]
+    seq += [(FACTOR_KINDS["K"], t, i, int(x) & 0xFFFF) for t, row in enumerate(k)
+            for i, x in enumerate(row)]
+    seq += [(FACTOR_KINDS["U"], t, j, int(x) & 0xFFFF) for t, row in enumerate(u)
+            for j, x in enumerate(row)]
+    return seq
