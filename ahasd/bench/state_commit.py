@@ -17,13 +17,13 @@ from ahasd.sim.specla.fixed import commit_fixed, load_sequence, state_from_burst
 __all__ = ["bench", "run_verilated", "CASES", "QUICK_CASES"]
 
 #: (head, d_k, d_v, rank, burst_bytes, t_ccd): GDN head shapes (1.3B: 200 x 400; 0.4B:
-#: 128 x 256) and the default 128 x 128.
+#: 128 x 256), the default 128 x 128, a slower tCCD and 64-byte bursts (32 lanes).
 CASES = [
     ("128x128", 128, 128, 16, 32, 4),
     ("GDN-0.4B", 128, 256, 16, 32, 4),
     ("GDN-1.3B", 200, 400, 16, 32, 4),
     ("128x128", 128, 128, 16, 32, 6),
-    ("GDN-0.4B", 128, 256, 8, 64, 4),
+    ("256x256", 256, 256, 8, 64, 4),
 ]
 QUICK_CASES = [("64x64", 64, 64, 4, 32, 4)]
 

@@ -226,8 +226,9 @@ class GDNModel:
         new = state.copy()
         for i in range(self.config.n_layers):
             raw = record["raw"][i]
-            new.conv[i] = np.concatenate([state.conv[i], raw[list(path)]], axis=0)[
-                len(path):] if path else state.conv[i].copy()
+            # The conv history slides along the accepted tokens' raw inputs.
+            history = np.concatenate([state.conv[i], raw[list(path)]], axis=0)
+            new.conv[i] = history[len(history) - len(state.conv[i]):]
             for hd, item in enumerate(record["heads"][i]):
                 S0 = state.heads[i][hd]
                 if record["mode"] == "replay":
