@@ -40,6 +40,21 @@ def _ratios(m, hw):
     return {"tree_verify": tree, "factor_commit": factor, "deferred": deferred}
 
 
+def _operations(m, hw, n=DEPTH + 1, a=DEPTH):
+    """Cycles and bytes per layer of each operation, for a tree of ``n`` nodes and a path of
+    ``a`` tokens."""
+    b = hw.state_bytes
+    ops = {f"sequential verify (N={n})": costs.seq_verify(m, n, b),
+           f"tree verify (N={n})": costs.tree_verify(m, n, b),
+           f"replay commit (A={a})": costs.replay_commit(m, a, b),
+           f"factor commit (A={a})": costs.factor_commit(m, a, b),
+           "factor commit + tree verify": costs.factor_commit(m, a, b)
+           + costs.tree_verify(m, n, b),
+           "fused deferred commit + verify": costs.fused_deferred(m, a, n, b)}
+    return {name: {"cycles": c.cycles(hw), "bytes": c.bytes, "flops": c.vector_flops,
+                   "launches": c.launches} for name, c in ops.items()}
+
+
 def _crossing(alphas, values):
     """Smallest acceptance where the speedup reaches 1.0 (linear interpolation), or None."""
     for (a0, v0), (a1, v1) in zip(zip(alphas, values), zip(alphas[1:], values[1:])):
@@ -77,6 +92,7 @@ def figures():
         r = _ratios(target, h)
         result["ratios"][key] = {name: {str(k): v for k, v in d.items()} for name, d in r.items()}
         result["ranges"][key] = {name: (min(d.values()), max(d.values())) for name, d in r.items()}
+        result.setdefault("operations", {})[key] = _operations(target, h)
     gpu = hw["h100"]
     sweep = {mode: [costs.speedup(target, draft, gpu, mode=mode, alpha=a, depth=DEPTH)
                     for a in ALPHAS] for mode in MODES}
@@ -143,6 +159,14 @@ def bench(json_output=False, out="build/specla", echo=True):
         lo, hi = PAPER[name]
         table.add_row(name.replace("_", " "), over[name], *cells, f"{lo:.2f}-{hi:.2f}x")
     console.print(table)
+    ops = Table(title="Per GDN-1.3B layer (9 heads): cycles and bytes moved")
+    for head in ("operation", "H100 cycles", "H100 MB", "PIM cycles", "PIM MB"):
+        ops.add_column(head, justify="right")
+    for name in result["operations"]["h100"]:
+        gpu, pim = result["operations"]["h100"][name], result["operations"]["pim"][name]
+        ops.add_row(name, f"{gpu['cycles']:,.0f}", f"{gpu['bytes'] / 1e6:.2f}",
+                    f"{pim['cycles']:,.0f}", f"{pim['bytes'] / 1e6:.2f}")
+    console.print(ops)
     e2e = Table(title=f"Speedup over autoregressive (H100, chain {DEPTH})")
     for head in ("acceptance", *MODES):
         e2e.add_column(head, justify="right")
