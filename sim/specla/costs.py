@@ -184,8 +184,8 @@ def speedup(target, draft, hw, *, mode, alpha=None, depth=4, mean_accepted=None)
     Give ``alpha`` (per-token acceptance, i.i.d.) or a measured ``mean_accepted`` per round.
     """
     acc = expected_accepted(alpha, depth) if mean_accepted is None else mean_accepted
-    # The commit length varies per round; its cost is linear in it, so the mean is exact
-    # for the replay commit and an upper bound's mean for the others.
+    # Costs are taken at the mean commit length: every count is linear in it (the roofline's
+    # max() makes the time nearly so).
     per_round = round_cost(target, draft, hw, mode=mode, n_nodes=depth + 1, depth=depth,
                            accepted=acc)
     return (acc + 1) * ar_token_cost(target, hw).seconds(hw) / per_round.seconds(hw)
