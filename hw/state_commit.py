@@ -9,12 +9,15 @@ burst carries ``E`` elements of one row ``i``. Lane ``l`` computes
 with ``rank + 1`` multipliers in parallel, so a burst is done in one cycle and the unit keeps pace
 with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.sim.specla.fixed`.
 
-Factors are loaded while idle on the ``f_*`` port, one 16-bit value per cycle: ``P`` (the decay
-product of the whole path), ``W`` (``w_t``, the decay after token t), ``K`` (``k_t[i]``; stored as
-``kw = round(k * w_t)``, so ``w_t`` must be loaded before ``k_t``), ``U`` (``u_t[j]``). The key
-factors live in a memory of ``d_k`` words of ``max_rank`` values (read by row), the values in one
-of ``d_v / E`` words of ``max_rank * E`` values (read by burst column), both in
-``amaranth.lib.memory``, read when a burst lands.
+Factors are loaded while idle on the ``f_*`` port, one word of ``16 * max(max_rank, E)`` bits
+(16-bit values, value n in bits ``16n..16n+15``) per cycle: ``P`` (value 0: the decay product of
+the whole path), ``W`` (values t: ``w_t``, the decay after token t), ``K`` at ``f_index = i``
+(values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)`` by ``max_rank`` multipliers, so
+``W`` comes first), ``U`` at ``f_t = t``, ``f_index = jb`` (values l: ``u_t[jb * E + l]``). A
+commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for 128 x 128, A = 16, against about 4400
+to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
+row), the values in one of ``d_v / E`` words of ``max_rank * E`` values (read by burst column),
+both in ``amaranth.lib.memory``, read when a burst lands.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
 consecutive banks, the next bank precharged and activated between reads, all-bank refresh every
@@ -38,9 +41,9 @@ __all__ = ["StateCommit", "FactorKind"]
 class FactorKind(enum.Enum, shape=2):
     """What a factor-port write loads (codes shared with :func:`ahasd.sim.specla.fixed.load_sequence`)."""
     P = FACTOR_KINDS["P"]   # decay product of the path (Q1.15, unsigned)
-    W = FACTOR_KINDS["W"]   # w_t at slot f_t (Q1.15, unsigned)
-    K = FACTOR_KINDS["K"]   # k_t[f_index] (Q1.14), stored as round(k * w_t)
-    U = FACTOR_KINDS["U"]   # u_t[f_index] (Q3.12)
+    W = FACTOR_KINDS["W"]   # w_0..w_{R-1} (Q1.15, unsigned)
+    K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at f_index = i (Q1.14), stored as round(k * w_t)
+    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] at f_t = t, f_index = jb (Q3.12)
 
 
 class StateCommit(wiring.Component):
@@ -90,11 +93,14 @@ class StateCommit(wiring.Component):
         self.config, self.d_k, self.d_v, self.max_rank = config, d_k, d_v, max_rank
         self.lanes = lanes
         self.bursts = bursts
+        #: Factor-port word: 16-bit values, enough for a key row (max_rank) or a value burst (E).
+        self.load_width = 16 * max(max_rank, lanes)
         #: Output FIFO depth: room for every burst in flight at full rate, plus slack.
         self.fifo_depth = (config.t_rl + 4) // config.t_ccd + 3
         sig = {
             "f_valid": In(1), "f_kind": In(FactorKind), "f_t": In(range(max_rank)),
-            "f_index": In(range(max(d_k, d_v))), "f_data": In(16), "f_ready": Out(1),
+            "f_index": In(range(max(d_k, d_v // lanes))), "f_data": In(self.load_width),
+            "f_ready": Out(1),
             "rank": In(range(max_rank + 1)),
             "base_row": In(range(config.rows * config.n_banks)),
             "start": In(1),
@@ -111,45 +117,48 @@ class StateCommit(wiring.Component):
         nb, bpr = c.n_banks, c.bursts_per_row
         bank_bits = (nb - 1).bit_length()
         nblk = self.d_v // E
-        lane_bits = (E - 1).bit_length()   # E is a power of two (burst_bytes is)
 
         # ---- factor storage ---------------------------------------------------------------
         m.submodules.kmem = kmem = memory.Memory(shape=16 * R, depth=self.d_k, init=[])
         m.submodules.umem = umem = memory.Memory(shape=16 * R * E, depth=nblk, init=[])
-        kw_port = kmem.write_port(granularity=16)
-        uw_port = umem.write_port(granularity=16)
+        kw_port = kmem.write_port()
+        uw_port = umem.write_port(granularity=16 * E)
         kr_port = kmem.read_port()
         ur_port = umem.read_port()
         p_reg = Signal(16, init=1 << W_FRAC)
-        w_regs = Array(Signal(16, name=f"w{t}") for t in range(R))
+        w_regs = [Signal(16, name=f"w{t}") for t in range(R)]
         load = Signal()
         m.d.comb += [self.f_ready.eq(~self.busy), load.eq(self.f_valid & ~self.busy)]
-        kw = Signal(signed(16))
-        prod_kw = Signal(signed(33))
-        kw_wide = Signal(signed(19))
+        # A key row k_t[i] for every t: kw_t = sat16(round(k_t[i] * w_t)), R multipliers.
+        kws_in = []
+        for t in range(R):
+            prod = Signal(signed(33), name=f"kw_prod{t}")
+            wide = Signal(signed(19), name=f"kw_wide{t}")
+            m.d.comb += [prod.eq(self.f_data.word_select(t, 16).as_signed() * w_regs[t]),
+                         wide.eq((prod + (1 << (W_FRAC - 1))) >> W_FRAC)]
+            kw = Signal(signed(16), name=f"kw_in{t}")   # 16 bits: the Mux below is wider
+            m.d.comb += kw.eq(_saturate16(wide))
+            kws_in.append(kw)
         m.d.comb += [
-            prod_kw.eq(self.f_data.as_signed() * w_regs[self.f_t].as_unsigned()),
-            kw_wide.eq((prod_kw + (1 << (W_FRAC - 1))) >> W_FRAC),
-            kw.eq(_saturate16(kw_wide)),
             kw_port.addr.eq(self.f_index),
-            kw_port.data.eq(Cat(*[kw] * R)),
-            uw_port.addr.eq(self.f_index >> lane_bits),
-            uw_port.data.eq(Cat(*[self.f_data] * (R * E))),
+            kw_port.data.eq(Cat(*kws_in)),
+            uw_port.addr.eq(self.f_index),
+            uw_port.data.eq(Cat(*[self.f_data[:16 * E]] * R)),
         ]
         with m.If(load):
             with m.Switch(self.f_kind):
                 with m.Case(FactorKind.P):
-                    m.d.sync += p_reg.eq(self.f_data)
+                    m.d.sync += p_reg.eq(self.f_data[:16])
                 with m.Case(FactorKind.W):
-                    m.d.sync += w_regs[self.f_t].eq(self.f_data)
-                # Indices past d_k / d_v are ignored (they would alias other rows).
+                    m.d.sync += [w.eq(self.f_data.word_select(t, 16))
+                                 for t, w in enumerate(w_regs)]
+                # Indices past the memories are ignored (they would alias other words).
                 with m.Case(FactorKind.K):
                     with m.If(self.f_index < self.d_k):
-                        m.d.comb += kw_port.en.eq(Const(1, R) << self.f_t)
+                        m.d.comb += kw_port.en.eq(1)
                 with m.Case(FactorKind.U):
-                    with m.If(self.f_index < self.d_v):
-                        lane = self.f_index[:lane_bits] if lane_bits else 0
-                        m.d.comb += uw_port.en.eq(Const(1, R * E) << (self.f_t * E + lane))
+                    with m.If(self.f_index < nblk):
+                        m.d.comb += uw_port.en.eq(Const(1, R) << self.f_t)
 
         # ---- run state --------------------------------------------------------------------
         rank_reg = Signal(range(R + 1))

@@ -91,13 +91,19 @@ def state_from_bursts(words, d_k, d_v, burst_bytes):
     return out.reshape(d_k, d_v)
 
 
-def load_sequence(P, k, w, u):
-    """Factor-port writes ``(kind, t, index, data)`` that load a commit: ``P``, every ``w_t``,
-    then the keys (each after its ``w_t``, as the RTL needs) and the values; 16-bit data."""
-    seq = [(FACTOR_KINDS["P"], 0, 0, int(P))]
-    seq += [(FACTOR_KINDS["W"], t, 0, int(x)) for t, x in enumerate(w)]
-    seq += [(FACTOR_KINDS["K"], t, i, int(x) & 0xFFFF) for t, row in enumerate(k)
-            for i, x in enumerate(row)]
-    seq += [(FACTOR_KINDS["U"], t, j, int(x) & 0xFFFF) for t, row in enumerate(u)
-            for j, x in enumerate(row)]
+def _word(values):
+    return sum((int(v) & 0xFFFF) << (16 * n) for n, v in enumerate(values))
+
+
+def load_sequence(P, k, w, u, *, lanes):
+    """Factor-port writes ``(kind, t, index, word)`` that load a commit on the RTL's wide port
+    (16-bit values packed low first): ``P``; all ``w_t``; per key row ``i`` the ``k_t[i]`` of
+    every ``t`` (after the ``w``, as the RTL needs); per token ``t`` and burst column ``jb`` the
+    ``lanes`` values ``u_t[jb * lanes ...]``."""
+    k, u = np.asarray(k), np.asarray(u)
+    seq = [(FACTOR_KINDS["P"], 0, 0, _word([P])), (FACTOR_KINDS["W"], 0, 0, _word(w))]
+    seq += [(FACTOR_KINDS["K"], 0, i, _word(k[:, i])) for i in range(k.shape[1])] if len(k) \
+        else []
+    seq += [(FACTOR_KINDS["U"], t, jb, _word(u[t, jb * lanes:(jb + 1) * lanes]))
+            for t in range(len(u)) for jb in range(u.shape[1] // lanes)]
     return seq

@@ -32,12 +32,13 @@ def gdn_path(rng, S0, rank):
 
 
 async def commit(dut, p, S, base, P, k, w, u):
-    for kind, t, index, data in load_sequence(P, k, w, u):
+    for kind, t, index, data in load_sequence(P, k, w, u, lanes=p["lanes"]):
         dut.f_valid.value = 1
         dut.f_kind.value = kind
         dut.f_t.value = t
         dut.f_index.value = index
-        dut.f_data.value = data
+        for n in range(p["f_words"]):
+            getattr(dut, f"f_data{n}").value = (data >> (64 * n)) & ((1 << 64) - 1)
         await FallingEdge(dut.clk)
     dut.f_valid.value = 0
     dut.rank.value = len(w)

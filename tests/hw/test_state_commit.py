@@ -45,12 +45,13 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
 
     async def tb(ctx):
         for S, P, k, w, u, base in jobs:
-            for kind, t, index, data in load_sequence(P, k, w, u):
+            for kind, t, index, data in load_sequence(P, k, w, u, lanes=dut.unit.lanes):
                 ctx.set(dut.f_valid, 1)
                 ctx.set(dut.f_kind, kind)
                 ctx.set(dut.f_t, t)
                 ctx.set(dut.f_index, index)
-                ctx.set(dut.f_data, data)
+                for n, word in enumerate(dut.split(data, dut.f_words)):
+                    ctx.set(getattr(dut, f"f_data{n}"), word)
                 await ctx.tick()
             ctx.set(dut.f_valid, 0)
             ctx.set(dut.rank, len(w))
@@ -64,8 +65,8 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
                 ready = 1 if ready_seed is None else int(rng.random() < 0.5)
                 ctx.set(dut.o_ready, ready)
                 if ready and ctx.get(dut.o_valid):
-                    words.append(sum(ctx.get(getattr(dut, f"o_data{i}")) << (64 * i)
-                                     for i in range(dut.words)))
+                    words.append(dut.join(ctx.get(getattr(dut, f"o_data{i}"))
+                                          for i in range(dut.words)))
                 cmd = ctx.get(dut.unit.cmd)
                 if cmd != Cmd.NOP:
                     log["cmds"].append(cmd)
