@@ -56,3 +56,15 @@ def test_layout_round_trip():
     np.testing.assert_array_equal(state_from_bursts(words, 8, 32, 32), S)
     with pytest.raises(ValueError, match=r"d_v \(12\) must be a multiple of 16"):
         state_layout(np.zeros((2, 12), dtype=int), 32)
+
+
+def test_load_sequence_packing():
+    from ahasd.sim.specla.fixed import FACTOR_KINDS, load_sequence
+    k = np.array([[1, -1, 2], [3, 4, -5]])      # A = 2, d_k = 3
+    u = np.array([[1, 2, 3, 4], [-1, -2, -3, -4]])   # d_v = 4, two lanes
+    seq = load_sequence(7, k, [10, 20], u, lanes=2)
+    assert seq[0] == (FACTOR_KINDS["P"], 0, 0, 7)
+    assert seq[1] == (FACTOR_KINDS["W"], 0, 0, 10 | 20 << 16)
+    assert seq[3] == (FACTOR_KINDS["K"], 0, 1, 0xFFFF | 4 << 16)   # k_0[1], k_1[1]
+    assert seq[-1] == (FACTOR_KINDS["U"], 1, 1, 0xFFFD | 0xFFFC << 16)
+    assert len(seq) == 2 + 3 + 2 * 2
