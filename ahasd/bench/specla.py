@@ -26,7 +26,7 @@ PATH_LENGTHS = (1, 2, 4, 8, 16)
 DEPTH = 4
 MODES = ("replay", "factor", "deferred")
 ALPHAS = tuple(round(a, 2) for a in np.arange(0.30, 0.99, 0.02))
-TRACE_SCALES = (0.01, 0.03, 0.06, 0.12, 0.25)
+TRACE_SCALES = (0.01, 0.045, 0.06, 0.09, 0.12, 0.25)
 
 
 def _ratios(m, hw):
