@@ -6,7 +6,7 @@ burst carries ``E`` elements of one row ``i``. Lane ``l`` computes
 
     S'[i, j] = sat16((P * S[i, j] + sum_{t < rank} (kw[t, i] * u[t, j]) << 1 + 2^14) >> 15)
 
-with ``rank + 1`` multipliers in parallel, so a burst is done in one cycle and the unit keeps pace
+with ``max_rank + 1`` multipliers per lane, so a burst is done in one cycle and the unit keeps pace
 with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.sim.specla.fixed`.
 
 Factors are loaded while idle on the ``f_*`` port, one word of ``16 * max(max_rank, E)`` bits
@@ -33,13 +33,14 @@ from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import Cmd, command_signature
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.sim.params import check_int
-from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, S_FRAC, W_FRAC
+from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
 
 __all__ = ["StateCommit", "FactorKind"]
 
 
 class FactorKind(enum.Enum, shape=2):
-    """What a factor-port write loads (codes shared with :func:`ahasd.sim.specla.fixed.load_sequence`)."""
+    """What a factor-port write loads (codes shared with
+    :func:`ahasd.sim.specla.fixed.load_sequence`)."""
     P = FACTOR_KINDS["P"]   # decay product of the path (Q1.15, unsigned)
     W = FACTOR_KINDS["W"]   # w_0..w_{R-1} (Q1.15, unsigned)
     K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at f_index = i (Q1.14), stored as round(k * w_t)
@@ -281,7 +282,7 @@ class StateCommit(wiring.Component):
         s2_valid = Signal()
         s2_data = Signal(16 * E)
         m.d.sync += s2_valid.eq(s1_valid)
-        shift = W_FRAC + S_FRAC - S_FRAC
+        shift = W_FRAC   # acc has W_FRAC + S_FRAC fraction bits, the result S_FRAC
         kws = [kr_port.data.word_select(t, 16).as_signed() for t in range(R)]
         results = []
         for l in range(E):

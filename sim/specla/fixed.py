@@ -1,4 +1,5 @@
-"""Fixed-point rank-A state commit: the bit-exact mirror of :class:`ahasd.hw.state_commit.StateCommit`.
+"""Fixed-point rank-A state commit: the bit-exact mirror of the RTL block
+:class:`ahasd.hw.state_commit.StateCommit`.
 
 Formats (two's complement unless said; ``Qm.f`` = f fraction bits):
 
@@ -53,7 +54,7 @@ def commit_fixed(S, P, k, w, u):
     S = np.asarray(S, dtype=np.int64)
     kw = kw_fixed(k, w)
     acc = int(P) * S + ((kw.T @ np.asarray(u, dtype=np.int64)) << 1)
-    shift = W_FRAC + S_FRAC - S_FRAC   # acc has 27 fraction bits, the result 12
+    shift = W_FRAC   # acc has W_FRAC + S_FRAC (27) fraction bits, the result S_FRAC (12)
     return np.clip((acc + (1 << (shift - 1))) >> shift, *_INT16)
 
 

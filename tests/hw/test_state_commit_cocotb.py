@@ -27,5 +27,6 @@ def test_state_commit_rtl_matches_mirror(tmp_path):
     np.save(tmp_path / "states.npy", np.array(states))
     run_cocotb(dut, "state_commit_system", "cocotb_state_commit",
                params={"seed": 3, "d_k": d_k, "d_v": d_v, "burst_bytes": config.burst_bytes,
-                       "words": dut.words, "f_words": dut.f_words, "lanes": dut.unit.lanes, "states": str(tmp_path / "states.npy"),
-                       "bases": bases, "ranks": [16, 1, 16, 7, 0, 12, 16, 3, 16, 9], "ready_rate": 0.8})
+                       "words": dut.words, "f_words": dut.f_words, "lanes": dut.unit.lanes,
+                       "states": str(tmp_path / "states.npy"), "bases": bases,
+                       "ranks": [16, 1, 16, 7, 0, 12, 16, 3, 16, 9], "ready_rate": 0.8})
