@@ -10,8 +10,7 @@ from ahasd.tb.cocotb_run import run_cocotb
 from ahasd.tb.state_commit_system import StateCommitSystem
 
 
-@pytest.mark.cocotb
-def test_state_commit_rtl_matches_mirror(tmp_path):
+def run(tmp_path, ranks, seed):
     d_k = d_v = 128
     config = DRAMConfig(rows=8)   # two 32 KiB states: global rows 0..15 and 16..31
     rng = np.random.default_rng(21)
@@ -26,7 +25,19 @@ def test_state_commit_rtl_matches_mirror(tmp_path):
     # The states go by file: too large for the environment variable that carries the params.
     np.save(tmp_path / "states.npy", np.array(states))
     run_cocotb(dut, "state_commit_system", "cocotb_state_commit",
-               params={"seed": 3, "d_k": d_k, "d_v": d_v, "burst_bytes": config.burst_bytes,
+               params={"seed": seed, "d_k": d_k, "d_v": d_v, "burst_bytes": config.burst_bytes,
                        "words": dut.words, "f_words": dut.f_words, "lanes": dut.unit.lanes,
                        "states": str(tmp_path / "states.npy"), "bases": bases,
-                       "ranks": [16, 1, 16, 7, 0, 12, 16, 3, 16, 9], "ready_rate": 0.8})
+                       "ranks": ranks, "ready_rate": 0.8})
+
+
+@pytest.mark.cocotb
+def test_state_commit_rtl_matches_mirror(tmp_path):
+    run(tmp_path, [16, 1, 16, 7, 0, 12, 16, 3, 16, 9], seed=3)
+
+
+@pytest.mark.cocotb
+@pytest.mark.regress
+def test_state_commit_rtl_matches_mirror_long(tmp_path):
+    ranks = np.random.default_rng(8).integers(0, 17, 200).tolist()
+    run(tmp_path, ranks, seed=8)
