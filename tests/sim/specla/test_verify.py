@@ -123,3 +123,17 @@ def test_bad_trees_and_paths():
         check_path(parents, [1])
     with pytest.raises(ValueError, match=r"accept\[0\] = 4 is not a node \(0..3\)"):
         check_path(parents, [4])
+
+
+def test_topology_mask_hides_siblings():
+    """Changing one branch's tokens leaves every node off that branch unchanged, bit for bit."""
+    rng = np.random.default_rng(11)
+    parents = [-1, 0, 0, 1, 2, 3, 4]     # two branches under node 0: 1-3-5 and 2-4-6
+    q, k, v, beta, g = random_nodes(rng, 7, 6, 5)
+    out, _ = factor_verify(np.ones((6, 5)), parents, q, k, v, beta, g)
+    v2, k2 = v.copy(), k.copy()
+    v2[[2, 4, 6]] += 10.0
+    k2[4] = k[3]
+    out2, _ = factor_verify(np.ones((6, 5)), parents, q, k2, v2, beta, g)
+    np.testing.assert_array_equal(out2[[0, 1, 3, 5]], out[[0, 1, 3, 5]])
+    assert not np.allclose(out2[[2, 4, 6]], out[[2, 4, 6]])
