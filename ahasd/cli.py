@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "ahasd.commands.simulate",
     "ahasd.commands.reproduce",
     "ahasd.commands.sweep",
+    "ahasd.commands.specla",
 ]
 
 

@@ -20,6 +20,7 @@ BLOCKS = {
     "controller": "ahasd.hw.controller:Controller",
     "queues": "ahasd.hw.queues:Queues",
     "gts": "ahasd.hw.gts:GTS",
+    "state_commit": "ahasd.hw.state_commit:StateCommit",
 }
 
 

@@ -1,0 +1,345 @@
+"""State-commit unit: the rank-A SpecLA commit applied in fixed point to a state streamed from DRAM.
+
+Synthesizable: a DRAM read scheduler and ``E = burst_bytes / 2`` lanes. The state ``S`` (d_k x
+d_v, int16 Q3.12) lies row-major in DRAM (:func:`ahasd.sim.specla.fixed.state_layout`); every
+burst carries ``E`` elements of one row ``i``. Lane ``l`` computes
+
+    S'[i, j] = sat16((P * S[i, j] + sum_{t < rank} (kw[t, i] * u[t, j]) << 1 + 2^14) >> 15)
+
+with ``max_rank + 1`` multipliers per lane, so a burst is done in one cycle and the unit keeps pace
+with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.sim.specla.fixed`.
+
+Factors are loaded while idle on the ``f_*`` port, one word of ``16 * max(max_rank, E)`` bits
+(16-bit values, value n in bits ``16n..16n+15``) per cycle: ``P`` (value 0: the decay product of
+the whole path), ``W`` (values t: ``w_t``, the decay after token t), ``K`` at ``f_index = i``
+(values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)`` by ``max_rank`` multipliers, so
+``W`` comes first), ``U`` at ``f_t = t``, ``f_index = jb`` (values l: ``u_t[jb * E + l]``). A
+commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for 128 x 128, A = 16, against about 4400
+to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
+row), the values in one of ``d_v / E`` words of ``max_rank * E`` values (read by burst column),
+both in ``amaranth.lib.memory``, read when a burst lands.
+
+Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
+consecutive banks, the next bank precharged and activated between reads, all-bank refresh every
+tREFI. A read is issued only while the output FIFO has room for everything in flight, so
+back-pressure on ``o_stream`` stalls the reads instead of losing data.
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.lib import enum, fifo, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.dram_port import Cmd, command_signature
+from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.sim.params import check_int
+from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
+
+__all__ = ["StateCommit", "FactorKind"]
+
+
+class FactorKind(enum.Enum, shape=2):
+    """What a factor-port write loads (codes shared with
+    :func:`ahasd.sim.specla.fixed.load_sequence`)."""
+    P = FACTOR_KINDS["P"]   # decay product of the path (Q1.15, unsigned)
+    W = FACTOR_KINDS["W"]   # w_0..w_{R-1} (Q1.15, unsigned)
+    K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at f_index = i (Q1.14), stored as round(k * w_t)
+    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] at f_t = t, f_index = jb (Q3.12)
+
+
+class StateCommit(wiring.Component):
+    """Rank-A state commit over a state streamed from LPDDR5.
+
+    Parameters
+    ----------
+    config : DRAMConfig
+        DRAM geometry and timing; ``n_banks`` a power of two, ``burst_bytes >= 2``.
+    d_k, d_v : int
+        State shape; ``d_v`` a multiple of ``E = burst_bytes / 2``.
+    max_rank : int
+        Largest accepted path length A.
+
+    Ports
+    -----
+    f_valid, f_kind, f_t, f_index, f_data, f_ready : factor load (see the module docstring)
+    rank, base_row, start : in
+        Commit ``rank`` tokens (0..max_rank) to the state at global row ``base_row``; ``start``
+        while idle begins; a ``rank`` above ``max_rank`` sets ``error`` and nothing runs.
+    o_stream : out stream of ``E * 16`` bits
+        The new state's bursts in address order (same layout as read).
+    busy, error, cycles : out
+        Running; last start rejected; cycles from ``start`` to the last burst leaving.
+    cmd, cmd_bank, cmd_row, cmd_col, rd_valid, rd_data : the DRAM port.
+    """
+
+    def __init__(self, *, config=DRAMConfig(), d_k=128, d_v=128, max_rank=16):
+        with rejecting_construction(self):
+            if not isinstance(config, DRAMConfig):
+                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+            if config.n_banks & (config.n_banks - 1):
+                raise ValueError(f"config.n_banks must be a power of two, not {config.n_banks}")
+            if config.burst_bytes < 2:
+                raise ValueError(f"config.burst_bytes must be >= 2, not {config.burst_bytes}")
+            check_int("d_k", d_k, 1)
+            check_int("d_v", d_v, 1)
+            check_int("max_rank", max_rank, 1)
+            lanes = config.burst_bytes // 2
+            if d_v % lanes:
+                raise ValueError(f"d_v must be a multiple of {lanes} (elements per burst), "
+                                 f"not {d_v}")
+            bursts = d_k * d_v // lanes
+            if bursts > config.rows * config.n_banks * config.bursts_per_row:
+                raise ValueError(f"a {d_k}x{d_v} state needs {bursts} bursts; the DRAM has "
+                                 f"{config.rows * config.n_banks * config.bursts_per_row}")
+        self.config, self.d_k, self.d_v, self.max_rank = config, d_k, d_v, max_rank
+        self.lanes = lanes
+        self.bursts = bursts
+        #: Factor-port word: 16-bit values, enough for a key row (max_rank) or a value burst (E).
+        self.load_width = 16 * max(max_rank, lanes)
+        #: Output FIFO depth: room for every burst in flight at full rate, plus slack.
+        self.fifo_depth = (config.t_rl + 4) // config.t_ccd + 3
+        sig = {
+            "f_valid": In(1), "f_kind": In(FactorKind), "f_t": In(range(max_rank)),
+            "f_index": In(range(max(d_k, d_v // lanes))), "f_data": In(self.load_width),
+            "f_ready": Out(1),
+            "rank": In(range(max_rank + 1)),
+            "base_row": In(range(config.rows * config.n_banks)),
+            "start": In(1),
+            "o_stream": Out(stream.Signature(16 * lanes)),
+            "busy": Out(1), "error": Out(1), "cycles": Out(32),
+            "rd_valid": In(1), "rd_data": In(8 * config.burst_bytes),
+        }
+        sig.update(command_signature(config))
+        super().__init__(sig)
+
+    def elaborate(self, platform):
+        m = Module()
+        c, E, R = self.config, self.lanes, self.max_rank
+        nb, bpr = c.n_banks, c.bursts_per_row
+        bank_bits = (nb - 1).bit_length()
+        nblk = self.d_v // E
+
+        # ---- factor storage ---------------------------------------------------------------
+        m.submodules.kmem = kmem = memory.Memory(shape=16 * R, depth=self.d_k, init=[])
+        m.submodules.umem = umem = memory.Memory(shape=16 * R * E, depth=nblk, init=[])
+        kw_port = kmem.write_port()
+        uw_port = umem.write_port(granularity=16 * E)
+        kr_port = kmem.read_port()
+        ur_port = umem.read_port()
+        p_reg = Signal(16, init=1 << W_FRAC)
+        w_regs = [Signal(16, name=f"w{t}") for t in range(R)]
+        load = Signal()
+        m.d.comb += [self.f_ready.eq(~self.busy), load.eq(self.f_valid & ~self.busy)]
+        # A key row k_t[i] for every t: kw_t = sat16(round(k_t[i] * w_t)), R multipliers.
+        kws_in = []
+        for t in range(R):
+            prod = Signal(signed(33), name=f"kw_prod{t}")
+            wide = Signal(signed(19), name=f"kw_wide{t}")
+            m.d.comb += [prod.eq(self.f_data.word_select(t, 16).as_signed() * w_regs[t]),
+                         wide.eq((prod + (1 << (W_FRAC - 1))) >> W_FRAC)]
+            kw = Signal(signed(16), name=f"kw_in{t}")   # 16 bits: the Mux below is wider
+            m.d.comb += kw.eq(_saturate16(wide))
+            kws_in.append(kw)
+        m.d.comb += [
+            kw_port.addr.eq(self.f_index),
+            kw_port.data.eq(Cat(*kws_in)),
+            uw_port.addr.eq(self.f_index),
+            uw_port.data.eq(Cat(*[self.f_data[:16 * E]] * R)),
+        ]
+        with m.If(load):
+            with m.Switch(self.f_kind):
+                with m.Case(FactorKind.P):
+                    m.d.sync += p_reg.eq(self.f_data[:16])
+                with m.Case(FactorKind.W):
+                    m.d.sync += [w.eq(self.f_data.word_select(t, 16))
+                                 for t, w in enumerate(w_regs)]
+                # Indices past the memories are ignored (they would alias other words).
+                with m.Case(FactorKind.K):
+                    with m.If(self.f_index < self.d_k):
+                        m.d.comb += kw_port.en.eq(1)
+                with m.Case(FactorKind.U):
+                    with m.If(self.f_index < nblk):
+                        m.d.comb += uw_port.en.eq(Const(1, R) << self.f_t)
+
+        # ---- run state --------------------------------------------------------------------
+        rank_reg = Signal(range(R + 1))
+        reads_left = Signal(range(self.bursts + 1))
+        col = Signal(range(bpr))
+        b_cur = Signal(range(nb))
+        r_cur = Signal(range(c.rows))
+        outstanding = Signal(range(self.fifo_depth + 1))
+
+        # ---- scheduler's copy of the DRAM timing state (as the GEMV bank's) ---------------
+        act_sat = max(c.t_ras, c.t_rcd)
+        is_open = Array(Signal(name=f"open{b}") for b in range(nb))
+        open_row = Array(Signal(range(c.rows), name=f"open_row{b}") for b in range(nb))
+        since_act = Array(Signal(range(act_sat + 1), init=act_sat, name=f"since_act{b}")
+                          for b in range(nb))
+        since_pre = Array(Signal(range(c.t_rp + 1), init=c.t_rp, name=f"since_pre{b}")
+                          for b in range(nb))
+        since_rd = Signal(range(c.t_ccd + 1), init=c.t_ccd)
+        since_any_pre = Signal(range(c.t_rp + 1), init=c.t_rp)
+        rfc_left = Signal(range(c.t_rfc + 1))
+        since_ref = Signal(range(c.t_refi + 1))
+        for b in range(nb):
+            with m.If(since_act[b] != act_sat):
+                m.d.sync += since_act[b].eq(since_act[b] + 1)
+            with m.If(since_pre[b] != c.t_rp):
+                m.d.sync += since_pre[b].eq(since_pre[b] + 1)
+        for sig, top in ((since_rd, c.t_ccd), (since_any_pre, c.t_rp), (since_ref, c.t_refi)):
+            with m.If(sig != top):
+                m.d.sync += sig.eq(sig + 1)
+        with m.If(rfc_left != 0):
+            m.d.sync += rfc_left.eq(rfc_left - 1)
+
+        def issue(cmd, bank=0, row=0, col_=0):
+            m.d.comb += [self.cmd.eq(cmd), self.cmd_bank.eq(bank), self.cmd_row.eq(row),
+                         self.cmd_col.eq(col_)]
+
+        def do_act(bank, row):
+            issue(Cmd.ACT, bank, row)
+            m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
+
+        def do_pre(bank):
+            issue(Cmd.PRE, bank)
+            m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
+
+        b_nxt = Signal(range(nb))
+        r_nxt = Signal(range(c.rows))
+        m.d.comb += [b_nxt.eq(b_cur + 1 if nb > 1 else 0), r_nxt.eq(r_cur + (b_cur == nb - 1))]
+
+        def prepare(bank, row):
+            pre_ok, act_ok = Signal(), Signal()
+            m.d.comb += [
+                pre_ok.eq(is_open[bank] & (open_row[bank] != row) & (since_act[bank] >= c.t_ras)),
+                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & (rfc_left == 0)),
+            ]
+            return pre_ok, act_ok
+
+        reading = Signal()
+        ref_due = Signal()
+        cur_ready = Signal()
+        rd_ok = Signal()
+        rd_issued = Signal()
+        popped = Signal()
+        m.d.comb += [
+            reading.eq(self.busy & (reads_left != 0)),
+            ref_due.eq(since_ref == c.t_refi),
+            cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
+                         & (since_act[b_cur] >= c.t_rcd)),
+            rd_ok.eq(reading & ~ref_due & cur_ready & (since_rd >= c.t_ccd) & (rfc_left == 0)
+                     & (outstanding < self.fifo_depth)),
+        ]
+        cur_pre, cur_act = prepare(b_cur, r_cur)
+        nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
+        nxt_wanted = Signal()
+        m.d.comb += nxt_wanted.eq(reading & (b_nxt != b_cur))
+        pre_for_ref = Signal()
+        pre_bank = Signal(range(nb))
+        for b in reversed(range(nb)):
+            with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
+                m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
+        all_closed = Signal()
+        m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
+
+        with m.If(ref_due):
+            with m.If(pre_for_ref):
+                do_pre(pre_bank)
+            with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
+                issue(Cmd.REF)
+                m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
+        with m.Elif(rd_ok):
+            issue(Cmd.RD, b_cur, r_cur, col)
+            m.d.comb += rd_issued.eq(1)
+            m.d.sync += [since_rd.eq(1), reads_left.eq(reads_left - 1)]
+            with m.If(col == bpr - 1):
+                m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
+            with m.Else():
+                m.d.sync += col.eq(col + 1)
+        with m.Elif(reading & cur_pre):
+            do_pre(b_cur)
+        with m.Elif(reading & cur_act):
+            do_act(b_cur, r_cur)
+        with m.Elif(nxt_wanted & nxt_pre):
+            do_pre(b_nxt)
+        with m.Elif(nxt_wanted & nxt_act):
+            do_act(b_nxt, r_nxt)
+
+        # ---- datapath: land -> (factor reads) -> MAC lanes -> output FIFO ------------------
+        land_jb = Signal(range(nblk))
+        land_i = Signal(range(self.d_k))
+        m.d.comb += [kr_port.addr.eq(land_i), ur_port.addr.eq(land_jb),
+                     kr_port.en.eq(self.rd_valid), ur_port.en.eq(self.rd_valid)]
+        with m.If(self.rd_valid):
+            with m.If(land_jb == nblk - 1):
+                m.d.sync += [land_jb.eq(0), land_i.eq(Mux(land_i == self.d_k - 1, 0, land_i + 1))]
+            with m.Else():
+                m.d.sync += land_jb.eq(land_jb + 1)
+        s1_valid = Signal()
+        s1_data = Signal(16 * E)
+        m.d.sync += [s1_valid.eq(self.rd_valid), s1_data.eq(self.rd_data)]
+
+        s2_valid = Signal()
+        s2_data = Signal(16 * E)
+        m.d.sync += s2_valid.eq(s1_valid)
+        shift = W_FRAC   # acc has W_FRAC + S_FRAC fraction bits, the result S_FRAC
+        kws = [kr_port.data.word_select(t, 16).as_signed() for t in range(R)]
+        results = []
+        for l in range(E):
+            acc = Signal(signed(ACC_BITS), name=f"acc{l}")
+            terms = [p_reg.as_unsigned() * s1_data.word_select(l, 16).as_signed()]
+            for t in range(R):
+                u = ur_port.data.word_select(t * E + l, 16).as_signed()
+                terms.append(Mux(t < rank_reg, (kws[t] * u) << 1, 0))
+            m.d.comb += acc.eq(_tree_sum(terms))
+            rounded = Signal(signed(ACC_BITS), name=f"rounded{l}")
+            m.d.comb += rounded.eq((acc + (1 << (shift - 1))) >> shift)
+            res = Signal(signed(16), name=f"res{l}")
+            m.d.comb += res.eq(_saturate16(rounded))
+            results.append(res)
+        m.d.sync += s2_data.eq(Cat(*results))
+
+        m.submodules.out = out = fifo.SyncFIFO(width=16 * E, depth=self.fifo_depth)
+        m.d.comb += [
+            out.w_en.eq(s2_valid), out.w_data.eq(s2_data),
+            self.o_stream.valid.eq(out.r_rdy), self.o_stream.payload.eq(out.r_data),
+            out.r_en.eq(self.o_stream.ready),
+            popped.eq(out.r_rdy & self.o_stream.ready),
+        ]
+        m.d.sync += outstanding.eq(outstanding + rd_issued - popped)
+
+        # ---- start / finish ------------------------------------------------------------------
+        with m.If(self.busy):
+            m.d.sync += self.cycles.eq(self.cycles + 1)
+            with m.If((reads_left == 0) & (outstanding == popped)):
+                m.d.sync += self.busy.eq(0)
+        with m.Elif(self.start):
+            with m.If(self.rank <= R):
+                m.d.sync += [
+                    self.busy.eq(1), self.error.eq(0), self.cycles.eq(1),
+                    rank_reg.eq(self.rank), reads_left.eq(self.bursts), col.eq(0),
+                    land_jb.eq(0), land_i.eq(0),
+                    b_cur.eq(self.base_row[:bank_bits] if bank_bits else 0),
+                    r_cur.eq(self.base_row >> bank_bits),
+                ]
+            with m.Else():
+                m.d.sync += self.error.eq(1)
+        return m
+
+
+def _saturate16(value):
+    return Mux(value > (1 << 15) - 1, (1 << 15) - 1, Mux(value < -(1 << 15), -(1 << 15), value))
+
+
+def _tree_sum(terms):
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i]
+                 for i in range(0, len(terms), 2)]
+    return terms[0]
+
+
+def _any(values):
+    result = 0
+    for v in values:
+        result = result | v
+    return result

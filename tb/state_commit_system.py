@@ -1,0 +1,84 @@
+"""State-commit unit joined to its LPDDR5 bank model: what tests and the benchmark simulate.
+
+A simulation harness: :class:`ahasd.hw.state_commit.StateCommit` is the synthesizable part and
+:class:`ahasd.tb.dram_bank.DRAMBankModel` holds the state. The factor word and the output burst
+are split into 64-bit ports (``f_data0..``, ``o_data0..``) so that the Verilated model can be
+driven over the pipe harness.
+"""
+
+from amaranth.hdl import Cat, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.state_commit import StateCommit
+from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
+
+__all__ = ["StateCommitSystem"]
+
+
+class StateCommitSystem(wiring.Component):
+    """:class:`StateCommit` + :class:`DRAMBankModel` holding ``init`` (burst words).
+
+    Ports: those of :class:`StateCommit` without the DRAM bus, ``f_data`` split into
+    ``f_data0..`` and ``o_stream`` flattened to ``o_valid``, ``o_ready`` and ``o_data0..`` (64 bits
+    each, word 0 = low bits; :meth:`split` / :meth:`join`), plus ``dram_error`` /
+    ``dram_error_code`` and ``reads``.
+    """
+
+    def __init__(self, *, config=DRAMConfig(rows=16), init=(), d_k=128, d_v=128, max_rank=16):
+        init = list(init)
+        with rejecting_construction(self):
+            if not isinstance(config, DRAMConfig):
+                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
+            depth = config.rows * config.n_banks * config.bursts_per_row
+            if len(init) > depth:
+                raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
+            self.unit = StateCommit(config=config, d_k=d_k, d_v=d_v, max_rank=max_rank)
+        self.dram = DRAMBankModel(config=config, init=init)
+        u = self.unit
+        self.words = -(-16 * u.lanes // 64)
+        self.f_words = -(-u.load_width // 64)
+        sig = {name: member for name, member in u.signature.members.items()
+               if (name.startswith("f_") and name != "f_data")
+               or name in ("rank", "base_row", "start", "busy", "error", "cycles")}
+        for w in range(self.f_words):
+            sig[f"f_data{w}"] = In(min(64, u.load_width - 64 * w))
+        sig.update({"o_valid": Out(1), "o_ready": In(1)})
+        width = 16 * u.lanes
+        for w in range(self.words):
+            sig[f"o_data{w}"] = Out(min(64, width - 64 * w))
+        sig.update({"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32)})
+        super().__init__(sig)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.unit = u = self.unit
+        m.submodules.dram = d = self.dram
+        for name in ("f_valid", "f_kind", "f_t", "f_index", "rank", "base_row", "start"):
+            m.d.comb += getattr(u, name).eq(getattr(self, name))
+        m.d.comb += u.f_data.eq(Cat(*[getattr(self, f"f_data{w}") for w in range(self.f_words)]))
+        for name in ("f_ready", "busy", "error", "cycles"):
+            m.d.comb += getattr(self, name).eq(getattr(u, name))
+        m.d.comb += [
+            self.o_valid.eq(u.o_stream.valid), u.o_stream.ready.eq(self.o_ready),
+            d.cmd.eq(u.cmd), d.cmd_bank.eq(u.cmd_bank), d.cmd_row.eq(u.cmd_row),
+            d.cmd_col.eq(u.cmd_col), u.rd_valid.eq(d.rd_valid), u.rd_data.eq(d.rd_data),
+            self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
+            self.reads.eq(d.reads),
+        ]
+        for w in range(self.words):
+            port = getattr(self, f"o_data{w}")
+            m.d.comb += port.eq(u.o_stream.payload[64 * w:64 * w + len(port)])
+        return m
+
+    @staticmethod
+    def split(value, n):
+        """``value`` as ``n`` 64-bit words, low first (for the ``f_data*`` inputs)."""
+        return [(value >> (64 * w)) & ((1 << 64) - 1) for w in range(n)]
+
+    @staticmethod
+    def join(words):
+        """Inverse of :meth:`split` (for the ``o_data*`` outputs)."""
+        return sum(int(v) << (64 * w) for w, v in enumerate(words))
