@@ -27,7 +27,10 @@ def register(sub):
 
 
 def run_generate(args):
+    from ahasd.files import output_dir
     from ahasd.firmware.regmap_export import generate
+    for folder in ("firmware", "docs"):                # before any work
+        output_dir(args.output / folder, "-o")
     for path in generate(args.output):
         print(f"wrote {path}")
 

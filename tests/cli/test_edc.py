@@ -52,11 +52,18 @@ def test_replay_variants_differ_and_stats_go_to_stderr(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("line, message", [
-    ('{"op": "draft", "entropy": 1.0', "line 3: not valid JSON"),
+    ('{"op": "draft", "entropy": 1.0', "line 3: not JSON"),
     ('{"op": "draft"}', "line 3: draft event lacks entropy"),
     ('{"op": "verify", "full": 1}', "line 3: full must be true or false, not 1"),
-    ('{"op": "draft", "entropy": "high"}', "line 3: entropy must be a number of nats"),
-    ('{"op": "draft", "entropy": NaN}', "line 3: entropy must be a number of nats, not nan"),
+    ('{"op": "draft", "entropy": "high"}', "line 3: entropy must be a number >= 0, not 'high'"),
+    ('{"op": "draft", "entropy": NaN}', "line 3: NaN is not a JSON number"),
+    ('{"op": "draft", "entropy": -Infinity}', "line 3: -Infinity is not a JSON number"),
+    ('{"op": "draft", "entropy": -0.5}', "line 3: entropy must be a number >= 0, not -0.5"),
+    ('{"op": "draft", "entropy": 1' + "0" * 400 + '}', "line 3: an integer of 401 digits"),
+    ('{"op": "draft", "entropy": 1' + "0" * 5000 + '}', "line 3: an integer of 5001 digits"),
+    ('{"op": "draft", "entropy": 1e400}', "line 3: the number '1e400' is out of the range"),
+    ('{"op": "draft", "entropy": true}', "line 3: entropy must be a number >= 0, not True"),
+    ('{"op": "verify", "full": true, "full": false}', "line 3: duplicate key 'full'"),
     ('{"op": "stall"}', "line 3: \"op\" must be \"draft\" or \"verify\", not 'stall'"),
     ('{"op": "verify", "full": true, "len": 3}', "line 3: unknown field"),
     ('[1, 2]', "line 3: expected a JSON object"),
