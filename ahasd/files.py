@@ -23,9 +23,15 @@ __all__ = ["input_trace", "open_input", "output_file", "output_dir", "atomic_wri
            "display_name"]
 
 
+def _reason(error):
+    if isinstance(error, FileExistsError):      # mkdir of a parent that is a regular file
+        return f"{error.filename} is not a folder"
+    return error.strerror or str(error)
+
+
 def _error(verb, path, error):
     from ahasd.cli import CliError
-    return CliError(f"cannot {verb} {path}: {error.strerror or error}")
+    return CliError(f"cannot {verb} {path}: {_reason(error)}")
 
 
 def display_name(path):
@@ -96,5 +102,5 @@ def output_dir(path, option):
         os.unlink(probe)
     except OSError as error:
         from ahasd.cli import CliError
-        raise CliError(f"{option} {path}: cannot write there: {error.strerror or error}") from None
+        raise CliError(f"{option} {path}: cannot write there: {_reason(error)}") from None
     return path
