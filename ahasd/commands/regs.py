@@ -38,6 +38,8 @@ def run_generate(args):
 def run_check(args):
     from ahasd.cli import CliError
     from ahasd.firmware.regmap_export import OUTPUTS, stale_files
+    if not args.root.is_dir():
+        raise CliError(f"cannot read {args.root}: not a folder")
     stale = stale_files(args.root)
     if stale:
         raise CliError(f"stale generated files under {args.root}: {', '.join(stale)} "
