@@ -108,7 +108,8 @@ class _Checker:
         self.line = n
         if self.ended:
             raise TraceError(n, "event after the end event")
-        if not isinstance(rec, dict) or rec.get("event") not in _EVENT_FIELDS:
+        if not isinstance(rec, dict) or not isinstance(rec.get("event"), str) \
+                or rec["event"] not in _EVENT_FIELDS:
             got = rec.get("event") if isinstance(rec, dict) else rec
             raise TraceError(n, f"unknown event {show(got)} "
                                 f"(expected one of {', '.join(_EVENT_FIELDS)})")

@@ -29,7 +29,7 @@ def event_of(record, n):
     if not isinstance(record, dict):
         raise TraceError(n, f"expected a JSON object, got {type(record).__name__}")
     op = record.get("op")
-    if op not in _FIELDS:
+    if not isinstance(op, str) or op not in _FIELDS:
         raise TraceError(n, f"\"op\" must be \"draft\" or \"verify\", not {show(op)}")
     expected = {"op", *_FIELDS[op]}
     missing = expected - record.keys()

@@ -50,7 +50,7 @@ def _transaction(number, item, limits):
     if not isinstance(item, dict):
         raise TraceError(number, f"expected a JSON object, got {type(item).__name__}")
     op = item.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise TraceError(number, f"op must be one of {', '.join(OPS)}, not {show(op)}")
     keys = {"op", *OPS[op]} | ({"table"} if op in ("preset", "record") else set())
     missing, extra = sorted(keys - item.keys()), sorted(item.keys() - keys)
