@@ -237,9 +237,9 @@ class EDC:
 
     def draft_fx(self, entropy_fx):
         """A drafted batch with UQ4.12 mean entropy ``entropy_fx`` (the RTL's input)."""
+        entropy_fx = check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
         if self.variant != "committed":
             return self.draft(entropy_fx / (1 << ENTROPY_FRAC_BITS))
-        entropy_fx = check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
         p = self.params
         bucket = bucket_of(entropy_fx, self._thresholds)
         self.leht = [bucket] + self.leht[:-1]

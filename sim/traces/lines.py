@@ -28,8 +28,9 @@ from ahasd.sim.traces.errors import TraceError
 __all__ = ["MAX_LINE_BYTES", "MAX_INT_DIGITS", "json_lines", "open_binary", "spooled",
            "check_int", "check_real", "check_bool", "show", "names", "dumps"]
 
-#: Longest accepted line (a decoding trace's ``end`` line holds every output token).
-MAX_LINE_BYTES = 64 << 20
+#: Longest accepted line (a decoding trace's ``end`` line holds every output token: 16 MiB is
+#: about three million tokens). A reader's memory is bounded by a few times this.
+MAX_LINE_BYTES = 16 << 20
 #: Most digits of a JSON integer (every field's range is far below 10**20).
 MAX_INT_DIGITS = 20
 
@@ -40,12 +41,25 @@ class _Reject(ValueError):
     pass
 
 
+#: Integers already parsed, by their text: token ids and counts repeat, and a list of shared
+#: int objects costs 8 bytes an item instead of 36 (the end line of a decoding trace holds every
+#: output token).
+_INTS = {}
+_INTS_MAX = 1 << 15
+
+
 def _parse_int(text):
+    value = _INTS.get(text)
+    if value is not None:
+        return value
     digits = len(text) - text.startswith("-")
     if digits > MAX_INT_DIGITS:
         raise _Reject(f"an integer of {digits} digits is out of range "
                       f"(at most {MAX_INT_DIGITS} digits)")
-    return int(text)
+    value = int(text)
+    if len(_INTS) < _INTS_MAX:
+        _INTS[text] = value
+    return value
 
 
 def _parse_float(text):
