@@ -49,6 +49,10 @@ def bench(json_output=False, quick=False):
     figures["rtl_events_per_s"] = _rate(n, time.perf_counter() - start)
     golden, _ = score_events(EDC(), events)
     figures["rtl_matches_golden"] = decisions == golden
+    from ahasd.bench.memory import replay_memory    # `ahasd edc replay` of the same events
+    figures.update(replay_memory("edc", (
+        f'{{"op":"draft","entropy":{v!r}}}\n' if op == "draft" else
+        f'{{"op":"verify","full":{"true" if v else "false"}}}\n' for op, v in events)))
 
     if not json_output:
         from rich.console import Console
@@ -62,4 +66,7 @@ def bench(json_output=False, quick=False):
         Console().print(table)
         print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model")
+        print(f"`ahasd edc replay` peak memory (child processes included): golden "
+              f"{figures['golden_replay_peak_mb']:.0f} MB, "
+              f"--rtl {figures['rtl_replay_peak_mb']:.0f} MB")
     return figures

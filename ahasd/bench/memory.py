@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["peak_memory_mb"]
+__all__ = ["peak_memory_mb", "replay_memory"]
 
 _WRAPPER = """
 import json, resource, sys
@@ -46,6 +46,20 @@ def peak_memory_mb(argv, *, stdin=None, timeout=None):
     figures["peak_mb"] = figures["self_mb"] + figures["children_mb"]
     figures["stderr"] = proc.stderr
     return figures
+
+
+def replay_memory(verb, lines):
+    """Peak memory (MiB, children included) of ``ahasd VERB replay`` on the trace ``lines``
+    (an iterable of JSON lines), golden and ``--rtl``: ``{"golden_replay_peak_mb": ...,
+    "rtl_replay_peak_mb": ...}``."""
+    fd, path = tempfile.mkstemp(prefix=f"ahasd-{verb}-", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        return {f"{kind}_replay_peak_mb": peak_memory_mb([verb, "replay", path, *extra])["peak_mb"]
+                for kind, extra in (("golden", []), ("rtl", ["--rtl"]))}
+    finally:
+        os.unlink(path)
 
 
 if __name__ == "__main__":       # python -m ahasd.bench.memory edc replay big.jsonl

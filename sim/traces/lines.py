@@ -200,9 +200,10 @@ def check_int(number, name, value, low, high):
 
 
 def check_real(number, name, value, low=-math.inf, high=math.inf):
-    """``value`` as a float if it is a JSON number (not a bool) in ``[low, high]``; else
-    TraceError. JSON numbers are finite by the line rules."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+    """``value`` as a float if it is a finite number (not a bool) in ``[low, high]``; else
+    TraceError. (Parsed JSON is finite by the line rules; records built in Python may not be.)"""
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high
+            or not math.isfinite(value)):
         bounds = (f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]")
         raise TraceError(number, f"{name} must be a number {bounds}, not {show(value)}")
     return float(value)
