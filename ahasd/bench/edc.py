@@ -4,25 +4,15 @@ The workload is a fixed random event stream (ARCHITECTURE-realistic entropies, l
 the figures are measured wall-clock rates on this machine, printed, never asserted.
 """
 
-import math
-import random
 import time
 
 __all__ = ["bench", "event_stream"]
 
 
 def event_stream(n, seed=0):
-    """``n`` EDC events: drafts with log-normal mean entropies (median 3 nats) and verifies whose
-    outcome is likelier at low entropy."""
-    rng = random.Random(seed)
-    events, last_h = [], 3.0
-    for _ in range(n):
-        if rng.random() < 0.55:
-            last_h = rng.lognormvariate(math.log(3.0), 0.5)
-            events.append(("draft", last_h))
-        else:
-            events.append(("verify", rng.random() < (0.8 if last_h < 3.0 else 0.35)))
-    return events
+    """``n`` EDC events (:func:`ahasd.sim.traces.edc_events.random_events`), as a list."""
+    from ahasd.sim.traces.edc_events import random_events
+    return list(random_events(n, seed))
 
 
 def _rate(n, seconds):

@@ -1,7 +1,6 @@
 """Generators of long traces as JSON lines, produced lazily (for memory and speed measurements:
 ``ahasd bench`` and the bounded-memory tests). Every trace they write is valid."""
 
-import math
 import random
 
 from ahasd.sim.traces.decoding import header
@@ -11,17 +10,13 @@ __all__ = ["edc_event_lines", "tvc_lines", "decoding_lines", "write_lines"]
 
 
 def edc_event_lines(events, seed=0):
-    """``events`` EDC event lines: drafts with log-normal mean entropies (median 3 nats),
-    verifies fully accepted more often at low entropy."""
-    rng = random.Random(seed)
-    last = 3.0
-    for _ in range(events):
-        if rng.random() < 0.55:
-            last = rng.lognormvariate(math.log(3.0), 0.5)
-            yield '{"op":"draft","entropy":%.6f}\n' % last
+    """``events`` EDC event lines of :func:`ahasd.sim.traces.edc_events.random_events`."""
+    from ahasd.sim.traces.edc_events import random_events
+    for op, value in random_events(events, seed):
+        if op == "draft":
+            yield '{"op":"draft","entropy":%r}\n' % value
         else:
-            full = rng.random() < (0.8 if last < 3.0 else 0.35)
-            yield '{"op":"verify","full":%s}\n' % ("true" if full else "false")
+            yield '{"op":"verify","full":%s}\n' % ("true" if value else "false")
 
 
 def tvc_lines(decisions, seed=0, params=None, chunk=1000):
