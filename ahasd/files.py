@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ahasd.sim.traces.lines import spooled
+from ahasd.sim.traces.lines import new_file_mode, spooled
 
 __all__ = ["input_trace", "open_input", "output_file", "output_dir", "atomic_write_text",
            "display_name"]
@@ -76,6 +76,7 @@ def output_file(path, *, binary=False):
     except OSError as error:
         raise _error("write", path, error) from None
     try:
+        new_file_mode(fd)
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
             yield f
         os.replace(tmp, path)

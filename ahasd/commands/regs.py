@@ -27,12 +27,21 @@ def register(sub):
 
 
 def run_generate(args):
+    import os
+    import tempfile
+
     from ahasd.files import output_dir
-    from ahasd.firmware.regmap_export import generate
-    for folder in ("firmware", "docs"):                # before any work
+    from ahasd.firmware.regmap_export import OUTPUTS, generate
+    for folder in {os.path.dirname(rel) for rel in OUTPUTS}:     # before any work
         output_dir(args.output / folder, "-o")
-    for path in generate(args.output):
-        print(f"wrote {path}")
+    # Generate beside the destination, then rename each file into place: a failure part way
+    # leaves the old files, never a truncated one.
+    with tempfile.TemporaryDirectory(prefix=".ahasd-regs-", dir=args.output) as tmp:
+        generate(tmp)
+        for rel in OUTPUTS:
+            os.replace(os.path.join(tmp, rel), args.output / rel)
+    for rel in OUTPUTS:
+        print(f"wrote {args.output / rel}")
 
 
 def run_check(args):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
-                                    names, open_binary, show)
+                                    names, new_file_mode, open_binary, show)
 
 __all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "TraceError", "header",
            "batch_entropy", "iter_records", "check_records", "validate", "read", "write",
@@ -245,6 +245,7 @@ def write(records, target):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        new_file_mode(fd)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for rec in records:
                 f.write(dumps(rec) + "\n")

@@ -3,6 +3,7 @@ naming the file or option, exit 2, nothing on standard output, or the documented
 
 import io
 import json
+import os
 import sys
 
 import pytest
@@ -93,6 +94,14 @@ def test_decode_unwritable_out_fails_before_decoding(tmp_path, capsys, monkeypat
     monkeypatch.setattr("ahasd.sim.decoding.golden.load_models", lambda *a, **k: called.append(1))
     err = error_line(*run(capsys, ["decode", "--out", tmp_path / "file" / "t.jsonl"]))
     assert "cannot write" in err and called == []
+
+
+def test_written_files_get_the_usual_mode(tmp_path, capsys):
+    out = tmp_path / "t.jsonl"
+    assert run(capsys, ["decode", "--tokens", "5", "--out", out])[0] == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_failed_decode_keeps_the_old_file(tmp_path, capsys, monkeypatch):
