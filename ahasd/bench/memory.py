@@ -37,10 +37,12 @@ def peak_memory_mb(argv, *, stdin=None, timeout=None):
             proc = subprocess.run([sys.executable, "-c", _WRAPPER, report, *map(str, argv)],
                                   stdin=source, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True, timeout=timeout)
-        if proc.returncode != 0:
+        figures = {}
+        if proc.returncode == 0:
+            with open(report) as f:
+                figures = json.load(f)
+        if figures.get("status") != 0:
             raise RuntimeError(f"ahasd {' '.join(map(str, argv))} failed: {proc.stderr}")
-        with open(report) as f:
-            figures = json.load(f)
     finally:
         os.unlink(report)
     figures["peak_mb"] = figures["self_mb"] + figures["children_mb"]

@@ -70,6 +70,7 @@ def test_rtl_paths_do_not_grow(tmp_path, name):
     lines, n, argv = CASES[name]
     peak_memory_mb(argv + ["--rtl", "/dev/null"])          # build (or find) the model first
     peaks, _ = growth(tmp_path, lines, n // 3, argv + ["--rtl"])
+    print(f"{name} --rtl: peak {peaks[0]:.0f} MB, ten times the trace {peaks[1]:.0f} MB")
     assert peaks[1] - peaks[0] <= ALLOWANCE_MB, (name, peaks)
 
 
