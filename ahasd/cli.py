@@ -4,13 +4,21 @@ Each verb lives in a module of :mod:`ahasd.commands` that defines ``register(sub
 module adds its parser and sets ``func`` to a callable taking the parsed arguments and returning an
 exit status. Heavy imports (Amaranth, numpy, Verilator) happen inside those callables so that
 ``ahasd --help`` stays fast.
+
+The error net (:func:`main`): every failure a user can cause ends as one line
+``ahasd: error: ...`` on standard error with exit status 2 and no traceback: bad options (argparse),
+operating-system errors on inputs and outputs, undecodable text, trace-format errors and the
+ValueError / TypeError of parameter validation. Ctrl-C ends with ``ahasd: interrupted`` and exit
+status 130. A tool failure a command reports itself (a lint or synthesis error) keeps its status
+(1). Set ``AHASD_TRACEBACK=1`` to see the Python traceback instead.
 """
 
 import argparse
 import importlib
+import os
 import sys
 
-__all__ = ["main", "CliError", "COMMAND_MODULES"]
+__all__ = ["main", "CliError", "COMMAND_MODULES", "build_parser"]
 
 #: Modules that register a verb (see the module docstring). Add a line to add a verb.
 COMMAND_MODULES = [
@@ -29,6 +37,8 @@ COMMAND_MODULES = [
     "ahasd.commands.specla",
 ]
 
+INTERRUPTED = 130
+
 
 class CliError(Exception):
     """A user-facing error: printed as ``ahasd: error: ...`` with exit status ``status``."""
@@ -38,8 +48,17 @@ class CliError(Exception):
         self.status = status
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the net's one-line error format."""
+
+    def error(self, message):
+        verb = self.prog.partition(" ")[2]
+        where = f"{verb}: " if verb else ""
+        self.exit(2, f"ahasd: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ahasd",
         description="AHASD: asynchronous NPU + PIM speculative decoding in Python HDL.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -48,18 +67,60 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _os_message(error):
+    what = error.strerror or str(error)
+    if error.filename is not None:
+        return f"{error.filename}: {what}"
+    return what
+
+
+def _fail(message):
+    print(f"ahasd: error: {message}", file=sys.stderr)
+
+
+def _silence_stdout():
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is quiet."""
     try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main(argv=None):
+    """Run one ``ahasd`` command; return its exit status (see the module docstring)."""
+    from ahasd.sim.traces.errors import TraceError
+    debug = os.environ.get("AHASD_TRACEBACK") == "1"
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as stop:              # --help, or an argparse error already printed
+            return stop.code if isinstance(stop.code, int) else 2
         status = args.func(args)
+        return 0 if status is None else status
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("ahasd: interrupted", file=sys.stderr)
+        return INTERRUPTED
     except CliError as error:
-        print(f"ahasd: error: {error}", file=sys.stderr)
+        _fail(error)
         return error.status
-    except BrokenPipeError:  # e.g. `ahasd edc replay t.jsonl | head`
-        sys.stderr.close()
+    except BrokenPipeError:                     # e.g. `ahasd edc replay t.jsonl | head`
+        _silence_stdout()
         return 0
-    return 0 if status is None else status
+    except Exception as error:
+        if debug:
+            raise
+        if isinstance(error, OSError):
+            _fail(_os_message(error))
+        elif isinstance(error, UnicodeError):
+            _fail(f"not UTF-8 text ({error})")
+        elif isinstance(error, (TraceError, ValueError, TypeError, OverflowError)):
+            _fail(error)
+        else:
+            raise
+        return 2
 
 
 if __name__ == "__main__":

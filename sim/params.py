@@ -1,20 +1,34 @@
 """Parameter validation: the one module every golden model and RTL constructor checks its
 parameters with (``ahasd.hw`` imports it; it is pure Python).
 
-Each check returns the value when it is acceptable and otherwise raises ``ValueError`` with a
-message naming the parameter, the rule and the bad value (``"<name> must be <rule>, not
-<value>"``), which the tests assert.
+Each check returns the value when it is acceptable and otherwise raises with a message naming the
+parameter, the rule and the bad value (``"<name> must be <rule>, not <value>"``), which the tests
+assert. The rules are those of the trace readers (``docs/trace-format.md``): numbers are finite and
+in range, and types are exact (a bool is not an integer, a string is not a number). A wrong type
+raises :class:`ParameterTypeError` (a TypeError that is also a ValueError, so callers that catch
+either see it); a wrong value raises ValueError.
 """
 
 import math
 import numbers
 
-__all__ = ["COUNTER_BITS", "check_int", "check_power_of_two", "check_positive", "check_unit",
+import numpy as np
+
+__all__ = ["COUNTER_BITS", "ParameterTypeError", "check_int", "check_real", "check_bool", "check_power_of_two", "check_positive", "check_unit",
            "check_identifier", "check_domain", "check_instance", "check_choice"]
 
 #: Width of the wrapping statistics counters of the blocks (EDC, GTS, the draft queue's
 #: ``discarded``), the same as the 32-bit counter registers.
 COUNTER_BITS = 32
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (also a ValueError)."""
+
+
+def _show(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _is_int(value):
@@ -27,12 +41,40 @@ def _is_number(value):
 
 
 def check_int(name, value, low, high=None):
-    """``value`` as an ``int`` if it is an integer in ``low..high`` (``high`` None: no upper
-    bound)."""
-    if not _is_int(value) or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in {low}..{high}"
-        raise ValueError(f"{name} must be an integer {bound}, not {value!r}")
+    """Return ``value`` as an ``int`` if it is an integer in ``low..high`` (``high`` None: no
+    upper bound); otherwise raise naming ``name`` and the value."""
+    bound = f">= {low}" if high is None else f"in {low}..{high}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ParameterTypeError(f"{name} must be an integer {bound}, not {_show(value)}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be an integer {bound}, not {_show(value)}")
     return int(value)
+
+
+def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False):
+    """Return ``value`` as a ``float`` if it is a finite real number in ``[low, high]``
+    (``(low, high]`` with ``low_open``); otherwise raise naming ``name`` and the value."""
+    if low_open:
+        bound = f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g}]"
+    else:
+        bound = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterTypeError(f"{name} must be a finite number {bound}, not {_show(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf if value > 0 else -math.inf
+    if (not math.isfinite(number) or number > high
+            or (number <= low if low_open else number < low)):
+        raise ValueError(f"{name} must be a finite number {bound}, not {_show(value)}")
+    return number
+
+
+def check_bool(name, value):
+    """Return ``value`` as a ``bool`` if it is one (Python or numpy); otherwise raise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a bool, not {_show(value)}")
+    return bool(value)
 
 
 def check_power_of_two(name, value, low=1):

@@ -5,25 +5,15 @@ on the batched Verilator harness (:class:`ahasd.cosim.edc.VerilatedEDC`, the mod
 clock starts). The figures are measured wall-clock rates on this machine, printed, never asserted.
 """
 
-import math
-import random
 import time
 
 __all__ = ["bench", "event_stream"]
 
 
 def event_stream(n, seed=0):
-    """``n`` EDC events: drafts with log-normal mean entropies (median 3 nats) and verifies whose
-    outcome is likelier at low entropy."""
-    rng = random.Random(seed)
-    events, last_h = [], 3.0
-    for _ in range(n):
-        if rng.random() < 0.55:
-            last_h = rng.lognormvariate(math.log(3.0), 0.5)
-            events.append(("draft", last_h))
-        else:
-            events.append(("verify", rng.random() < (0.8 if last_h < 3.0 else 0.35)))
-    return events
+    """``n`` EDC events (:func:`ahasd.sim.traces.edc_events.random_events`), as a list."""
+    from ahasd.sim.traces.edc_events import random_events
+    return list(random_events(n, seed))
 
 
 def _rate(n, seconds):
@@ -53,6 +43,10 @@ def bench(json_output=False, quick=False):
     figures["rtl_events_per_cpu_s"] = _rate(n, time.process_time() - cpu + rtl.simulator_cpu_s)
     golden, _ = score_events(EDC(), events)
     figures["rtl_matches_golden"] = decisions == golden
+    from ahasd.bench.memory import replay_memory    # `ahasd edc replay` of the same events
+    figures.update(replay_memory("edc", (
+        f'{{"op":"draft","entropy":{v!r}}}\n' if op == "draft" else
+        f'{{"op":"verify","full":{"true" if v else "false"}}}\n' for op, v in events)))
 
     if not json_output:
         from rich.console import Console
@@ -69,4 +63,7 @@ def bench(json_output=False, quick=False):
         Console().print(table)
         print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model")
+        print(f"`ahasd edc replay` peak memory (child processes included): golden "
+              f"{figures['golden_replay_peak_mb']:.0f} MB, "
+              f"--rtl {figures['rtl_replay_peak_mb']:.0f} MB")
     return figures

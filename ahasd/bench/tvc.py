@@ -55,6 +55,9 @@ def bench(json_output=False, quick=False):
     figures["record_latency_cycles"] = _spread(rtl.record_latency)
     figures["decide_wait_cycles"] = _spread(rtl.decide_wait)
     figures["decides_delayed_by_records"] = sum(w > 0 for w in rtl.decide_wait)
+    from ahasd.bench.memory import replay_memory    # `ahasd tvc replay` of the same trace
+    from ahasd.sim.traces.tvc import dump
+    figures.update(replay_memory("tvc", [dump(ops)]))
 
     if not json_output:
         from rich.console import Console
@@ -84,4 +87,7 @@ def bench(json_output=False, quick=False):
         print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model; "
               f"{figures['decides_delayed_by_records']} of {decisions} decides waited for a record")
+        print(f"`ahasd tvc replay` peak memory (child processes included): golden "
+              f"{figures['golden_replay_peak_mb']:.0f} MB, "
+              f"--rtl {figures['rtl_replay_peak_mb']:.0f} MB")
     return figures

@@ -25,10 +25,10 @@ def area_report(name, build_dir):
     """Synthesise block ``name`` under ``build_dir/name`` and return its AreaReport."""
     from ahasd.hw.blocks import make_block, to_verilog
     from ahasd.synth.yosys import area_of_verilog
+    from ahasd.files import atomic_write_text
     work = Path(build_dir) / name
     work.mkdir(parents=True, exist_ok=True)
-    verilog = work / f"{name}.v"
-    verilog.write_text(to_verilog(make_block(name), name))
+    verilog = atomic_write_text(work / f"{name}.v", to_verilog(make_block(name), name))
     return area_of_verilog(verilog, name, work)
 
 
@@ -49,7 +49,9 @@ def run(args):
     from ahasd.cli import CliError
     from ahasd.hw.blocks import block_names
     from ahasd.synth.yosys import YosysError
+    from ahasd.files import output_dir
     names = block_names() if args.block == "all" else [args.block]
+    output_dir(args.build_dir, "--build-dir")         # before any work
     from rich.console import Console
     status_console = Console(stderr=True)
     reports = []
@@ -62,6 +64,6 @@ def run(args):
         raise CliError(str(error), status=1) from None
     if args.json:
         data = [r.as_dict() for r in reports]
-        print(json.dumps(data if args.block == "all" else data[0], indent=2))
+        print(json.dumps(data if args.block == "all" else data[0], indent=2, allow_nan=False))
     else:
         print_table(reports)

@@ -1,6 +1,9 @@
-"""``ahasd decode``: run golden speculative decoding and record a trace (docs/trace-format.md)."""
+"""``ahasd decode``: run golden speculative decoding and record a trace (docs/trace-format.md).
 
-from pathlib import Path
+The output file is created (under a temporary name) before decoding starts, so an unwritable
+``--out`` fails at once, and renamed at the end, so a failure or Ctrl-C leaves no truncated trace.
+``--out -`` writes the trace to standard output (the summary then goes to standard error).
+"""
 
 __all__ = ["register", "run"]
 
@@ -8,6 +11,8 @@ POLICY_NAMES = ["fixed", "specdecpp", "svip", "adaedl", "banditspec"]
 
 
 def register(sub):
+    from ahasd.args import COST_MAX, LEN_MAX, TOKENS_MAX, integer, number, seed
+    from ahasd.sim.traces.decoding import MAX_UNVERIFIED
     p = sub.add_parser(
         "decode", help="run golden speculative decoding and record a trace",
         description="Decode --tokens tokens with a draft/target model pair, a drafting policy and "
@@ -19,54 +24,74 @@ def register(sub):
     p.add_argument("--policy", choices=POLICY_NAMES, default="fixed")
     p.add_argument("--edc", choices=["committed", "anchor", "off"], default="off",
                    help="gate look-ahead drafting with the EDC golden model (default off)")
-    p.add_argument("--tokens", type=int, default=256, help="tokens to generate")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=256,
+                   help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 256)")
+    p.add_argument("--seed", type=seed, default=0, help="random seed, 0..2**64-1")
     p.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
     p.add_argument("--prompt", default=None,
                    help="prompt text (default: the first prompt of the fixed prompt set)")
-    p.add_argument("--max-unverified", type=int, default=4,
-                   help="most batches drafted but not yet verified (1 = no look-ahead)")
-    p.add_argument("--draft-cost", type=float, default=1.0, help="time per drafted token")
-    p.add_argument("--verify-cost", type=float, default=5.0, help="time per target pass")
-    p.add_argument("--min-len", type=int, default=1, help="shortest draft batch")
-    p.add_argument("--max-len", type=int, default=8, help="longest draft batch")
-    p.add_argument("--out", type=Path, required=True, metavar="FILE", help="trace file to write")
+    p.add_argument("--max-unverified", type=integer(1, MAX_UNVERIFIED), default=4,
+                   help=f"most batches drafted but not yet verified, 1..{MAX_UNVERIFIED} "
+                        f"(1 = no look-ahead)")
+    p.add_argument("--draft-cost", type=number(0, COST_MAX, low_open=True), default=1.0,
+                   help=f"time per drafted token, in (0, {COST_MAX:g}]")
+    p.add_argument("--verify-cost", type=number(0, COST_MAX, low_open=True), default=5.0,
+                   help=f"time per target pass, in (0, {COST_MAX:g}]")
+    p.add_argument("--min-len", type=integer(1, LEN_MAX), default=1,
+                   help=f"shortest draft batch, 1..{LEN_MAX}")
+    p.add_argument("--max-len", type=integer(1, LEN_MAX), default=8,
+                   help=f"longest draft batch, 1..{LEN_MAX}")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="trace file to write (- for standard output)")
     p.add_argument("--show", action="store_true", help="print the decoded text")
     p.set_defaults(func=run)
 
 
 def run(args):
+    import sys
+
     import numpy as np
 
     from ahasd.cli import CliError
+    from ahasd.files import output_file
+    from ahasd.progress import progress
     from ahasd.sim.decoding import golden
-    from ahasd.sim.traces import decoding as trace
     from ahasd.sim.decoding.lookahead import decode
+    from ahasd.sim.traces import decoding as trace
 
-    if args.tokens < 1:
-        raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
-    try:
-        pair = golden.load_models(args.pair, draft_model=args.draft_model,
-                                  target_model=args.target_model)
-        policy = golden.build_policy(args.policy, pair, seed=args.seed,
-                                     draft_cost=args.draft_cost, verify_cost=args.verify_cost,
-                                     min_len=args.min_len, max_len=args.max_len)
-        prompt_text = golden.PROMPTS[0] if args.prompt is None else args.prompt
-        result = decode(pair.draft, pair.target, pair.tokenizer.encode(prompt_text),
-                        n_tokens=args.tokens, policy=policy,
-                        rng=np.random.default_rng(args.seed), greedy=args.greedy,
-                        edc=golden.make_edc(args.edc), max_unverified=args.max_unverified,
-                        draft_cost=args.draft_cost, verify_cost=args.verify_cost,
-                        meta={"pair": pair.name, "edc": args.edc, "seed": args.seed})
-    except (ValueError, ImportError) as e:
-        raise CliError(str(e)) from None
-    trace.write(result.records, args.out)
+    to_stdout = args.out == "-"
+    if to_stdout and args.show:
+        raise CliError("--show prints to standard output, which --out - already uses for the "
+                       "trace")
+    report = sys.stderr if to_stdout else sys.stdout
+    with output_file(args.out) as out:
+        try:
+            pair = golden.load_models(args.pair, draft_model=args.draft_model,
+                                      target_model=args.target_model)
+            policy = golden.build_policy(args.policy, pair, seed=args.seed,
+                                         draft_cost=args.draft_cost,
+                                         verify_cost=args.verify_cost,
+                                         min_len=args.min_len, max_len=args.max_len)
+            prompt_text = golden.PROMPTS[0] if args.prompt is None else args.prompt
+            with progress(f"decoding {args.tokens} tokens", args.tokens) as update:
+                result = decode(pair.draft, pair.target, pair.tokenizer.encode(prompt_text),
+                                n_tokens=args.tokens, policy=policy,
+                                rng=np.random.default_rng(args.seed), greedy=args.greedy,
+                                edc=golden.make_edc(args.edc),
+                                max_unverified=args.max_unverified,
+                                draft_cost=args.draft_cost, verify_cost=args.verify_cost,
+                                meta={"pair": pair.name, "edc": args.edc, "seed": args.seed},
+                                progress=update)
+        except ImportError as e:
+            raise CliError(str(e)) from None
+        trace.write(result.records, out)
     if args.show:
         print(pair.tokenizer.decode(result.output))
     autoregressive = args.tokens * args.verify_cost
+    where = "standard output" if to_stdout else args.out
     print(f"{len(result.output)} tokens, {result.batches} batches, {result.verifications} "
           f"verifications, {result.squashed} squashed; acceptance {result.acceptance_rate:.3f}, "
           f"{result.tokens_per_verification:.2f} tokens/verification; time {result.time:g} "
           f"(autoregressive {autoregressive:g}, speedup {autoregressive / result.time:.2f}x); "
-          f"trace {args.out}")
+          f"trace {where}", file=report)
     return 0

@@ -21,9 +21,11 @@ def register(sub):
     p = sub.add_parser("demo", help="run the main job on built-in defaults",
                        description=__doc__.split("\n\n", 1)[1],
                        formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
+    from ahasd.args import TOKENS_MAX, integer, seed
     p.add_argument("--build-dir", type=Path, default=Path("build/demo"), metavar="DIR")
-    p.add_argument("--tokens", type=int, default=4000, help="tokens to decode for the trace")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=4000,
+                   help=f"tokens to decode for the trace, 1..{TOKENS_MAX:,} (default 4000)")
+    p.add_argument("--seed", type=seed, default=1, help="random seed, 0..2**64-1 (default 1)")
     p.set_defaults(func=run)
 
 
@@ -70,18 +72,15 @@ def run(args):
     from rich.console import Console
     from rich.table import Table
 
-    from ahasd.cli import CliError
     from ahasd.commands.area import area_report, print_table
     from ahasd.commands.verilog import write_verilog
     from ahasd.sim.traces import decoding as trace
     from ahasd.sim.blocks.edc import EDC, score_events
     from ahasd.cosim.edc import VerilatedEDC
 
-    if args.tokens < 1:
-        raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
+    from ahasd.files import output_dir
     console = Console()
-    build = args.build_dir
-    build.mkdir(parents=True, exist_ok=True)
+    build = output_dir(args.build_dir, "--build-dir")   # before any work
     start = time.perf_counter()
 
     with console.status("writing and linting the EDC Verilog"):

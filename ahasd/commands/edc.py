@@ -1,9 +1,16 @@
-"""``ahasd edc replay TRACE [--variant committed|anchor] [--rtl] [--stats]``."""
+"""``ahasd edc replay TRACE [--variant committed|anchor] [--rtl] [--stats]``.
 
-import json
+The trace is read twice, streaming: a first pass checks every line (a malformed trace prints
+nothing on standard output), a second runs the events and prints each decision as it is made.
+Memory does not grow with the trace (standard input is spooled to a temporary file first).
+"""
+
 import sys
 
-__all__ = ["register"]
+__all__ = ["register", "Scorer"]
+
+#: Decisions written per ``write`` call.
+_CHUNK = 4096
 
 
 def register(sub):
@@ -11,10 +18,11 @@ def register(sub):
     verbs = p.add_subparsers(dest="edc_command", required=True, metavar="VERB")
     r = verbs.add_parser(
         "replay", help="replay an EDC event trace and print one decision per draft",
-        description="Read JSON lines {\"op\": \"draft\", \"entropy\": <nats>} / {\"op\": "
-                    "\"verify\", \"full\": <bool>} (or an ahasd-trace file) and print, for each "
-                    "draft, {\"continue\": <bool>, \"index\": <int>}. A malformed line is "
-                    "reported with its line number (exit status 2) and nothing is printed.")
+        description="Read JSON lines {\"op\": \"draft\", \"entropy\": <nats >= 0>} / {\"op\": "
+                    "\"verify\", \"full\": <bool>} (or an ahasd-trace file; docs/trace-format.md) "
+                    "and print, for each draft, {\"continue\": <bool>, \"index\": <int>}. A "
+                    "malformed line is reported with its line number (exit status 2) and nothing "
+                    "is printed.")
     r.add_argument("trace", help="trace file (JSON lines), or - for standard input")
     r.add_argument("--variant", choices=["committed", "anchor"], default="committed")
     r.add_argument("--rtl", action="store_true",
@@ -25,27 +33,122 @@ def register(sub):
     r.set_defaults(func=replay)
 
 
+class Scorer:
+    """:func:`ahasd.sim.blocks.edc.score_events`'s scoring, fed one event at a time, in memory
+    that holds one byte per unverified draft."""
+
+    def __init__(self):
+        from ahasd.sim.blocks.edc import EDCScore
+        self.score = EDCScore()
+        self._pending = bytearray()       # cont of each unverified decision, oldest at _head
+        self._head = 0
+
+    def draft(self, decision):
+        self.score.drafts += 1
+        self.score.continues += decision.cont
+        self._pending.append(decision.cont)
+
+    def verify(self, full):
+        s = self.score
+        s.verifies += 1
+        if self._head < len(self._pending):
+            cont = bool(self._pending[self._head])
+            self._head += 1
+            s.scored += 1
+            s.correct += cont == bool(full)
+            if not full:
+                s.squashed += len(self._pending) - self._head
+                self._pending.clear()
+                self._head = 0
+            elif self._head > 4096 and 2 * self._head > len(self._pending):
+                del self._pending[:self._head]
+                self._head = 0
+
+
+def _checked_count(path, name):
+    """First pass: check every line; return the number of events."""
+    from ahasd.cli import CliError
+    from ahasd.files import open_input
+    from ahasd.sim.traces.edc import TraceError, iter_events
+    count = 0
+    try:
+        with open_input(path) as f:
+            for _ in iter_events(f):
+                count += 1
+    except TraceError as error:
+        raise CliError(f"{name}: {error}") from None
+    except OSError as error:
+        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
+    return count
+
+
+def _events(path):
+    from ahasd.files import open_input
+    from ahasd.sim.traces.edc import iter_events
+    with open_input(path) as f:
+        yield from iter_events(f)
+
+
+def _golden(path, variant, scorer, update):
+    from ahasd.sim.blocks.edc import EDC
+    edc = EDC(variant=variant)
+    for n, (op, value) in enumerate(_events(path), start=1):
+        if op == "draft":
+            decision = edc.draft(value)
+            scorer.draft(decision)
+            yield decision
+        else:
+            edc.verify(value)
+            scorer.verify(value)
+        if not n % _CHUNK:
+            update(n)
+
+
+def _rtl(path, scorer, update):
+    """The RTL's decisions, scored against the events read a second time beside them."""
+    from ahasd.cosim.edc import VerilatedEDC
+    rtl = VerilatedEDC()
+    try:
+        decisions = iter(rtl.run_events(_events(path)))
+        for n, (op, value) in enumerate(_events(path), start=1):
+            if op == "draft":
+                decision = next(decisions)
+                scorer.draft(decision)
+                yield decision
+            else:
+                scorer.verify(value)
+            if not n % _CHUNK:
+                update(n)
+    finally:
+        close = getattr(rtl, "close", None)
+        if close is not None:
+            close()
+
+
 def replay(args):
     from ahasd.cli import CliError
-    from ahasd.sim.blocks.edc import EDC, score_events
-    from ahasd.sim.traces.edc import TraceFormatError, parse_events, read_events
-    try:
-        events = parse_events(sys.stdin) if args.trace == "-" else read_events(args.trace)
-    except OSError as error:
-        raise CliError(f"cannot read {args.trace}: {error.strerror}") from None
-    except TraceFormatError as error:
-        raise CliError(f"{args.trace}: {error}") from None
+    from ahasd.files import display_name, input_trace
+    from ahasd.progress import progress
     if args.rtl and args.variant != "committed":
         raise CliError("--rtl runs the RTL, which implements the committed variant only")
-    decisions, score = score_events(EDC(variant=args.variant), events)
-    if args.rtl:
-        from ahasd.cosim.edc import VerilatedEDC
-        decisions = VerilatedEDC().run_events(events)
-    out = sys.stdout
-    for d in decisions:
-        out.write(json.dumps({"continue": d.cont, "index": d.index}) + "\n")
+    name = display_name(args.trace)
+    with input_trace(args.trace) as path:
+        total = _checked_count(path, name)
+        scorer = Scorer()
+        out = sys.stdout
+        with progress(f"replaying {name}", total) as update:
+            decisions = _rtl(path, scorer, update) if args.rtl else _golden(
+                path, args.variant, scorer, update)
+            lines = []          # formatted by hand (as json.dumps would): the hot loop
+            for d in decisions:
+                lines.append('{"continue": %s, "index": %d}\n' % (
+                    "true" if d.cont else "false", d.index))
+                if len(lines) == _CHUNK:
+                    out.write("".join(lines))
+                    lines.clear()
+            out.write("".join(lines))
     if args.stats:
-        s = score.as_dict()
+        s = scorer.score.as_dict()
         print(f"drafts {s['drafts']}, verifies {s['verifies']}, continue rate "
               f"{s['continue_rate']:.3f}, suppression rate {s['suppression_rate']:.3f}, "
               f"accuracy {s['accuracy']:.3f} over {s['scored']} verified batches",

@@ -27,14 +27,28 @@ def register(sub):
 
 
 def run_generate(args):
-    from ahasd.firmware.regmap_export import generate
-    for path in generate(args.output):
-        print(f"wrote {path}")
+    import os
+    import tempfile
+
+    from ahasd.files import output_dir
+    from ahasd.firmware.regmap_export import OUTPUTS, generate
+    for folder in {os.path.dirname(rel) for rel in OUTPUTS}:     # before any work
+        output_dir(args.output / folder, "-o")
+    # Generate beside the destination, then rename each file into place: a failure part way
+    # leaves the old files, never a truncated one.
+    with tempfile.TemporaryDirectory(prefix=".ahasd-regs-", dir=args.output) as tmp:
+        generate(tmp)
+        for rel in OUTPUTS:
+            os.replace(os.path.join(tmp, rel), args.output / rel)
+    for rel in OUTPUTS:
+        print(f"wrote {args.output / rel}")
 
 
 def run_check(args):
     from ahasd.cli import CliError
     from ahasd.firmware.regmap_export import OUTPUTS, stale_files
+    if not args.root.is_dir():
+        raise CliError(f"cannot read {args.root}: not a folder")
     stale = stale_files(args.root)
     if stale:
         raise CliError(f"stale generated files under {args.root}: {', '.join(stale)} "

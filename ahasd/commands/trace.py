@@ -1,19 +1,23 @@
-"""``ahasd trace stats FILE``: summary figures of a speculative-decoding trace."""
+"""``ahasd trace stats FILE``: summary figures of a speculative-decoding trace.
 
-from pathlib import Path
+One streaming pass checks the trace and gathers the figures; they are printed only at the end,
+so a malformed trace prints nothing on standard output. Memory does not grow with the trace.
+"""
 
 __all__ = ["register", "run_stats"]
 
 
 def register(sub):
+    from ahasd.args import BINS_MAX, integer
     p = sub.add_parser("trace", help="inspect speculative-decoding traces",
                        description="Tools for traces written by `ahasd decode` "
                                    "(format: docs/trace-format.md).")
     verbs = p.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
     s = verbs.add_parser("stats", help="acceptance, draft lengths and entropy histogram")
-    s.add_argument("file", type=Path)
+    s.add_argument("file", help="trace file, or - for standard input")
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
-    s.add_argument("--bins", type=int, default=10, help="entropy histogram bins over 0..10 nats")
+    s.add_argument("--bins", type=integer(1, BINS_MAX), default=10,
+                   help=f"entropy histogram bins over 0..10 nats, 1..{BINS_MAX} (default 10)")
     s.set_defaults(func=run_stats)
 
 
@@ -21,22 +25,26 @@ def run_stats(args):
     import json
 
     from ahasd.cli import CliError
+    from ahasd.files import display_name, input_trace, open_input
     from ahasd.sim.traces import decoding as trace
+    from ahasd.sim.traces.lines import json_lines
 
-    if args.bins < 1:
-        raise CliError(f"--bins must be a positive integer, not {args.bins}")
-    try:
-        figures = trace.stats(trace.read(args.file), bins=args.bins)
-    except FileNotFoundError:
-        raise CliError(f"no such trace file: {args.file}") from None
-    except trace.TraceError as e:
-        raise CliError(f"{args.file}: {e}") from None
+    name = display_name(args.file)
+    with input_trace(args.file) as path:
+        try:
+            with open_input(path) as f:
+                figures = trace.stats(trace.check_records(json_lines(f)), bins=args.bins)
+        except trace.TraceError as e:
+            raise CliError(f"{name}: {e}") from None
+        except OSError as error:
+            raise CliError(f"cannot read {name}: {error.strerror or error}") from None
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps(figures, indent=2, allow_nan=False))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
-    table = Table(title=f"{args.file} ({figures['policy']}, EDC {figures['edc']})")
+    table = Table(title=escape(f"{name} ({figures['policy']}, EDC {figures['edc']})"))
     table.add_column("figure")
     table.add_column("value", justify="right")
     for key in ("output_tokens", "batches_drafted", "verifications", "squashed"):

@@ -1,12 +1,18 @@
-"""``ahasd tvc replay TRACE [--rtl]``: run TVC transactions through the golden model or the RTL."""
+"""``ahasd tvc replay TRACE [--rtl]``: run TVC transactions through the golden model or the RTL.
 
-import json
+Two streaming passes over the trace (check every line, then run and print), so a malformed trace
+prints nothing on standard output and memory does not grow with the trace.
+"""
+
 import sys
 
 __all__ = ["register"]
 
+_CHUNK = 4096
+
 
 def register(sub):
+    from ahasd.args import integer
     p = sub.add_parser("tvc", help="TVC tools (replay a trace through the golden model or RTL)")
     verbs = p.add_subparsers(dest="tvc_command", required=True, metavar="VERB")
     r = verbs.add_parser(
@@ -20,45 +26,81 @@ def register(sub):
                     "with its line number (exit status 2) and nothing is printed.")
     r.add_argument("trace", help="trace file (JSON lines), or - for standard input")
     r.add_argument("--rtl", action="store_true",
-                   help="run the Verilated TVC RTL (closed loop, each transaction held until "
-                        "ready) instead of the golden model")
-    r.add_argument("--depth", type=int, default=4, help="entries per table (default 4)")
-    r.add_argument("--ratio-bits", type=int, default=32,
-                   help="bits of a table entry, UQ(n-8).8 (default 32)")
-    r.add_argument("--max-preverify-len", type=int, default=8,
-                   help="longest pre-verification (default 8)")
+                   help="run the Verilated TVC RTL (on the batched harness) instead of the golden model")
+    r.add_argument("--depth", type=integer(1, 64), default=4,
+                   help="entries per table, a power of two in 1..64 (default 4)")
+    r.add_argument("--ratio-bits", type=integer(9, 40), default=32,
+                   help="bits of a table entry, UQ(n-8).8, 9..40 (default 32)")
+    r.add_argument("--max-preverify-len", type=integer(1, 64), default=8,
+                   help="longest pre-verification, 1..64 (default 8)")
     r.set_defaults(func=replay)
 
 
-def replay(args):
+def _transactions(path, params):
+    from ahasd.files import open_input
+    from ahasd.sim.traces.tvc import iter_trace
+    with open_input(path) as f:
+        yield from iter_trace(f, params)
+
+
+def _checked_count(path, name, params):
+    from ahasd.cli import CliError
+    from ahasd.sim.traces.errors import TraceError
+    count = 0
+    try:
+        for _ in _transactions(path, params):
+            count += 1
+    except TraceError as error:
+        raise CliError(f"{name}: {error}") from None
+    except OSError as error:
+        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
+    return count
+
+
+def _golden(path, params, update):
     from dataclasses import asdict
 
+    from ahasd.sim.blocks.tvc import TVC
+    from ahasd.sim.traces.tvc import apply
+    model = TVC(**asdict(params))
+    for n, item in enumerate(_transactions(path, params), start=1):
+        decision = apply(model, item)
+        if decision is not None:
+            yield decision
+        if not n % _CHUNK:
+            update(n)
+
+
+def replay(args):
+    from ahasd.files import display_name, input_trace
+    from ahasd.progress import progress
+    from ahasd.sim.blocks.tvc import TVCParams
     from ahasd.cli import CliError
-    from ahasd.sim.blocks.tvc import TVC, TVCParams
-    from ahasd.sim.traces.tvc import TraceError, apply, parse_trace
     try:
         params = TVCParams(depth=args.depth, ratio_bits=args.ratio_bits,
                            max_preverify_len=args.max_preverify_len)
-    except ValueError as error:
-        raise CliError(str(error)) from None
-    try:
-        if args.trace == "-":
-            ops = parse_trace(sys.stdin, params)
+    except ValueError as error:        # "depth must be ...": name the option
+        option = str(error).split()[0].replace("_", "-")
+        raise CliError(f"argument --{option}: {error}") from None
+    name = display_name(args.trace)
+    with input_trace(args.trace) as path:
+        total = _checked_count(path, name, params)
+        if args.rtl:
+            if total == 0:
+                return 0                        # nothing to run: no decisions to print
+            from ahasd.cosim.tvc import replay_rtl
+            with progress(f"replaying {name} on the RTL", None):
+                decisions = replay_rtl(_transactions(path, params), params).decisions
         else:
-            with open(args.trace) as lines:
-                ops = parse_trace(lines, params)
-    except OSError as error:
-        raise CliError(f"cannot read {args.trace}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{args.trace}: not a UTF-8 text file") from None
-    except TraceError as error:
-        raise CliError(f"{args.trace}: {error}") from None
-    if args.rtl:
-        from ahasd.cosim.tvc import replay_rtl
-        decisions = replay_rtl(ops, params).decisions
-    else:
-        model = TVC(**asdict(params))
-        decisions = [d for d in (apply(model, item) for item in ops) if d is not None]
-    out = sys.stdout
-    for d in decisions:
-        out.write(json.dumps({"insert": d.insert, "length": d.length}) + "\n")
+            decisions = None
+        out = sys.stdout
+        with progress(f"replaying {name}", total) as update:
+            lines = []
+            for d in decisions if decisions is not None else _golden(path, params, update):
+                lines.append('{"insert": %s, "length": %d}\n' % (
+                    "true" if d.insert else "false", d.length))
+                if len(lines) == _CHUNK:
+                    out.write("".join(lines))
+                    lines.clear()
+            out.write("".join(lines))
+    return 0

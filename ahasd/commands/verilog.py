@@ -21,10 +21,10 @@ def write_verilog(name, folder, lint=True):
     """Write ``folder/name.v`` for block ``name``; lint unless ``lint`` is false. Return the path."""
     from ahasd.hw.blocks import make_block, to_verilog
     from ahasd.synth import verilator
+    from ahasd.files import atomic_write_text
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.v"
-    path.write_text(to_verilog(make_block(name), name))
+    path = atomic_write_text(folder / f"{name}.v", to_verilog(make_block(name), name))
     if lint:
         verilator.lint(path, name)
     return path
@@ -34,7 +34,9 @@ def run(args):
     from ahasd.cli import CliError
     from ahasd.hw.blocks import block_names
     from ahasd.synth.verilator import VerilatorError
+    from ahasd.files import output_dir
     names = block_names() if args.block == "all" else [args.block]
+    output_dir(args.output, "-o")                     # before any work
     for name in names:
         try:
             path = write_verilog(name, args.output, lint=not args.no_lint)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import check_int
+from ahasd.sim.params import check_bool, check_int, check_real
 
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
            "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]
@@ -237,7 +237,9 @@ class EDC:
 
     # -- events ------------------------------------------------------------------------------
     def draft(self, entropy_nats):
-        """A drafted batch with mean entropy ``entropy_nats`` (float): return its :class:`Decision`."""
+        """A drafted batch with mean entropy ``entropy_nats`` (a finite number >= 0; above the
+        UQ4.12 range it saturates): return its :class:`Decision`."""
+        entropy_nats = check_real("entropy_nats", entropy_nats, 0.0)
         if self.variant == "committed":
             return self.draft_fx(entropy_to_fx(entropy_nats))
         if math.isnan(float(entropy_nats)):
@@ -250,9 +252,9 @@ class EDC:
 
     def draft_fx(self, entropy_fx):
         """A drafted batch with UQ4.12 mean entropy ``entropy_fx`` (the RTL's input)."""
+        entropy_fx = check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
         if self.variant != "committed":
             return self.draft(entropy_fx / (1 << ENTROPY_FRAC_BITS))
-        entropy_fx = check_int("entropy_fx", entropy_fx, 0, _FX_MAX)
         p = self.params
         bucket = bucket_of(entropy_fx, self._thresholds)
         self.leht = [bucket] + self.leht[:-1]
@@ -266,7 +268,7 @@ class EDC:
 
     def verify(self, full):
         """The oldest unverified batch was verified; ``full`` = every drafted token accepted."""
-        full = bool(full)
+        full = check_bool("full", full)
         if self.variant == "anchor":
             self.llr = max(self.llr - 1, 0)
             if full:

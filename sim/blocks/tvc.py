@@ -161,6 +161,9 @@ class TVC:
         self.config(freq_ratio)
         self.tables = {name: [0] * self.params.depth for name in TABLES}
         self.error_count = 0
+        if presets is not None and not isinstance(presets, dict):
+            raise TypeError(f"presets must be a dict of table -> ratio or None, not "
+                            f"{type(presets).__name__}")
         for name, ratio in (presets or {}).items():
             self.preset(name, ratio)
 

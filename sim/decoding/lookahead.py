@@ -39,7 +39,8 @@ import numpy as np
 from ahasd.sim.decoding.ngram import entropy_nats
 from ahasd.sim.decoding.policies import DraftPolicy, DraftStep
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
-from ahasd.sim.traces.decoding import batch_entropy, header
+from ahasd.sim.params import check_int, check_real
+from ahasd.sim.traces.decoding import MAX_UNVERIFIED, batch_entropy, header
 
 __all__ = ["DecodeResult", "decode"]
 
@@ -85,7 +86,7 @@ def _sample(rng, dist):
 
 
 def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, edc=None,
-           max_unverified=4, draft_cost=1.0, verify_cost=5.0, meta=None):
+           max_unverified=4, draft_cost=1.0, verify_cost=5.0, meta=None, progress=None):
     """Run speculative decoding of ``n_tokens`` tokens after ``prompt``; return a DecodeResult.
 
     Parameters
@@ -97,17 +98,23 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
     rng : numpy.random.Generator, required unless ``greedy``
     greedy : bool
     edc : None or an object with ``draft(entropy) -> decision`` and ``verify(full)``
-    max_unverified : int >= 1
-    draft_cost, verify_cost : float > 0
+    max_unverified : int in 1..MAX_UNVERIFIED (the trace format's limit)
+    draft_cost, verify_cost : finite number > 0
     meta : dict, extra header fields for the trace
+    progress : None or a callable, called with the number of committed tokens after each
+        verification
     """
     if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 1:
         raise ValueError(f"n_tokens must be a positive integer, not {n_tokens!r}")
-    if not isinstance(max_unverified, int) or max_unverified < 1:
-        raise ValueError(f"max_unverified must be an integer >= 1, not {max_unverified!r}")
+    check_int("max_unverified", max_unverified, 1, MAX_UNVERIFIED)
     for name, v in (("draft_cost", draft_cost), ("verify_cost", verify_cost)):
-        if not isinstance(v, (int, float)) or not v > 0:
-            raise ValueError(f"{name} must be a positive number, not {v!r}")
+        check_real(name, v, 0.0, low_open=True)
+    if not isinstance(greedy, (bool, np.bool_)):
+        raise TypeError(f"greedy must be a bool, not {type(greedy).__name__}")
+    if meta is not None and not isinstance(meta, dict):
+        raise TypeError(f"meta must be a dict or None, not {type(meta).__name__}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
     if not isinstance(policy, DraftPolicy):
         raise ValueError(f"policy must be a DraftPolicy, not {policy!r}")
     if not greedy and not isinstance(rng, np.random.Generator):
@@ -203,6 +210,8 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
                 pending.clear()
                 drafting = None
             waiting = False
+            if progress is not None:
+                progress(len(committed))
         elif drafting is not None:
             b, t = drafting
             drafting = None

@@ -18,8 +18,13 @@ __all__ = ["verify_draft", "verify_draft_greedy", "residual", "accept_prob"]
 
 
 def _check(draft_tokens, target_probs, draft_probs=None):
-    tokens = np.asarray(draft_tokens, dtype=np.int64).reshape(-1)
+    raw = np.asarray(draft_tokens)
+    if raw.size and raw.dtype.kind not in "iu":      # 1.5 or True is not a token id
+        raise TypeError(f"draft_tokens must be integer token ids, not {raw.dtype} values")
+    tokens = raw.astype(np.int64).reshape(-1)
     p = np.asarray(target_probs, dtype=np.float64)
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("target_probs must be finite probabilities >= 0")
     k = tokens.size
     if p.ndim != 2 or p.shape[0] != k + 1:
         raise ValueError(f"target_probs must have shape (k+1, V) = ({k + 1}, V), not {p.shape}")
@@ -29,6 +34,8 @@ def _check(draft_tokens, target_probs, draft_probs=None):
     if draft_probs is None:
         return tokens, p, None
     q = np.asarray(draft_probs, dtype=np.float64)
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValueError("draft_probs must be finite probabilities >= 0")
     if q.shape != (k, V):
         raise ValueError(f"draft_probs must have shape (k, V) = ({k}, {V}), not {q.shape}")
     if k and np.any(q[np.arange(k), tokens] <= 0):

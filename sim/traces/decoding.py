@@ -3,39 +3,45 @@
 Line 1 is a header ``{"format": "ahasd-trace", "version": 1, ...}``; every further line is one
 event, in the order the events happened in the run: ``draft`` (a batch finished drafting),
 ``verify`` (the oldest unverified batch was verified), ``squash`` (a batch was discarded because
-an earlier batch was rejected) and a final ``end``. :func:`read` parses and validates a trace and
-raises :class:`TraceError` naming the line and the problem for an unknown format or version, a
-missing or mistyped field, or events out of order.
+an earlier batch was rejected) and a final ``end``. The reader (:func:`iter_records`, and
+:func:`read` / :func:`validate` on top of it) streams: it keeps only the unverified batches (at
+most the header's ``max_unverified``), so memory does not grow with the trace. It raises
+:class:`ahasd.sim.traces.errors.TraceError` naming the line for an unknown format or version, a
+missing, unknown, mistyped or out-of-range field, events out of order, or a missing ``end``.
 """
 
-import json
-import math
+import os
+import tempfile
+from collections import deque
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["FORMAT", "VERSION", "TraceError", "header", "batch_entropy", "validate", "read",
-           "write", "edc_events", "verified_batches", "stats"]
+from ahasd.sim.traces.errors import TraceError
+from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
+                                    names, new_file_mode, open_binary, show)
+
+__all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "TraceError", "header",
+           "batch_entropy", "iter_records", "check_records", "validate", "read", "write",
+           "edc_events", "events_of_records", "verified_batches", "stats"]
 
 FORMAT = "ahasd-trace"
 VERSION = 1
+#: Most batches drafted and not yet verified (``max_unverified``) a trace may declare.
+MAX_UNVERIFIED = 1024
+#: Largest vocabulary a trace may declare.
+MAX_VOCAB = 1 << 31
+_ID_MAX = (1 << 63) - 1
+_COUNT_MAX = (1 << 63) - 1
 
-_HEADER_FIELDS = {"format": str, "version": int, "vocab_size": int, "policy": str,
-                  "policy_params": dict, "greedy": bool, "tokens": int, "prompt": list,
-                  "draft_cost": (int, float), "verify_cost": (int, float),
-                  "max_unverified": int}
+_HEADER_REQUIRED = ("format", "version", "vocab_size", "policy", "policy_params", "greedy",
+                    "tokens", "prompt", "draft_cost", "verify_cost", "max_unverified")
 _EVENT_FIELDS = {
-    "draft": {"batch": int, "t": (int, float), "tokens": list, "entropy": list, "q": list,
-              "edc": (dict, type(None))},
-    "verify": {"batch": int, "t": (int, float), "kv_len": int, "p": list, "accepted": int,
-               "full": bool, "next_token": (int, type(None))},
-    "squash": {"batch": int, "t": (int, float), "drafted": bool},
-    "end": {"t": (int, float), "output": list},
+    "draft": ("batch", "t", "tokens", "entropy", "q", "edc"),
+    "verify": ("batch", "t", "kv_len", "p", "accepted", "full", "next_token"),
+    "squash": ("batch", "t", "drafted"),
+    "end": ("t", "output"),
 }
-
-
-class TraceError(ValueError):
-    """A trace that is not a valid ahasd trace (the message says where and why)."""
 
 
 def header(**fields):
@@ -48,165 +54,310 @@ def batch_entropy(entropies):
     return sum(entropies) / len(entropies)
 
 
-def _type_ok(value, types):
-    types = types if isinstance(types, tuple) else (types,)
-    if isinstance(value, bool) and bool not in types:
-        return False  # JSON true is not an integer here
-    return isinstance(value, types)
+def _list(n, name, value, check, length=None):
+    if not isinstance(value, list):
+        raise TraceError(n, f"field {name!r} must be a list, not {type(value).__name__}")
+    if length is not None and len(value) != length:
+        raise TraceError(n, f"field {name!r} must hold {length} values (one per drafted token), "
+                            f"not {len(value)}")
+    for i, item in enumerate(value):
+        check(n, f"{name}[{i}]", item)
+    return value
 
 
-def _check_fields(rec, spec, where):
-    for name, types in spec.items():
-        if name not in rec:
-            raise TraceError(f"{where}: missing field {name!r}")
-        if not _type_ok(rec[name], types):
-            raise TraceError(f"{where}: field {name!r} has the wrong type "
-                             f"({type(rec[name]).__name__})")
+class _Checker:
+    """The state of one trace being checked line by line."""
+
+    def __init__(self, n, head):
+        if not isinstance(head, dict) or head.get("format") != FORMAT:
+            got = head.get("format") if isinstance(head, dict) else head
+            raise TraceError(n, f"not an {FORMAT} header (format {show(got)})")
+        if head.get("version") != VERSION or isinstance(head.get("version"), bool):
+            raise TraceError(n, f"unsupported {FORMAT} version {show(head.get('version'))} "
+                                f"(this reader understands version {VERSION})")
+        for name in _HEADER_REQUIRED:
+            if name not in head:
+                raise TraceError(n, f"missing field {name!r}")
+        self.vocab = check_int(n, "vocab_size", head["vocab_size"], 1, MAX_VOCAB)
+        for name in ("policy",) + tuple(k for k in ("pair", "edc") if k in head):
+            if not isinstance(head[name], str):
+                raise TraceError(n, f"field {name!r} must be a string, not {show(head[name])}")
+        if not isinstance(head["policy_params"], dict):
+            raise TraceError(n, f"field 'policy_params' must be an object, not "
+                                f"{show(head['policy_params'])}")
+        check_bool(n, "greedy", head["greedy"])
+        self.tokens = check_int(n, "tokens", head["tokens"], 1, _COUNT_MAX)
+        _list(n, "prompt", head["prompt"], self._token)
+        for name in ("draft_cost", "verify_cost"):
+            if check_real(n, name, head[name], 0.0) <= 0:
+                raise TraceError(n, f"{name} must be a number > 0, not {show(head[name])}")
+        self.max_unverified = check_int(n, "max_unverified", head["max_unverified"], 1,
+                                        MAX_UNVERIFIED)
+        if "seed" in head:
+            check_int(n, "seed", head["seed"], 0, (1 << 64) - 1)
+        self.pending = deque()      # (batch id, k, draft record) of unverified batches
+        self.last_id = -1           # highest batch id drafted or squashed while drafting
+        self.t = 0.0
+        self.ended = False
+        self.line = n
+
+    def _token(self, n, name, value):
+        check_int(n, name, value, 0, self.vocab - 1)
+
+    def check(self, n, rec):
+        self.line = n
+        if self.ended:
+            raise TraceError(n, "event after the end event")
+        if not isinstance(rec, dict) or not isinstance(rec.get("event"), str) \
+                or rec["event"] not in _EVENT_FIELDS:
+            got = rec.get("event") if isinstance(rec, dict) else rec
+            raise TraceError(n, f"unknown event {show(got)} "
+                                f"(expected one of {', '.join(_EVENT_FIELDS)})")
+        kind = rec["event"]
+        fields = _EVENT_FIELDS[kind]
+        for name in fields:
+            if name not in rec:
+                raise TraceError(n, f"missing field {name!r}")
+        extra = rec.keys() - {"event", *fields}
+        if extra:
+            raise TraceError(n, f"unknown field(s) {names(extra)} in a "
+                                f"{kind} event")
+        t = check_real(n, "t", rec["t"], 0.0)
+        if t < self.t:
+            raise TraceError(n, f"time t = {t:g} runs backwards (the previous event was at "
+                                f"{self.t:g})")
+        self.t = t
+        getattr(self, "_" + kind)(n, rec)
+
+    def _draft(self, n, rec):
+        b = check_int(n, "batch", rec["batch"], 0, _ID_MAX)
+        if b <= self.last_id:
+            raise TraceError(n, f"batch {b} drafted out of order (batch ids increase in drafting "
+                                f"order; the last was {self.last_id})")
+        tokens = _list(n, "tokens", rec["tokens"], self._token)
+        k = len(tokens)
+        if k == 0:
+            raise TraceError(n, "a draft needs k >= 1 tokens")
+        _list(n, "entropy", rec["entropy"], lambda m, name, v: check_real(m, name, v, 0.0), k)
+        _list(n, "q", rec["q"], lambda m, name, v: check_real(m, name, v, 0.0, 1.0), k)
+        edc = rec["edc"]
+        if edc is not None:
+            if not isinstance(edc, dict) or set(edc) != {"cont", "index"}:
+                raise TraceError(n, f"field 'edc' must be null or {{\"cont\": bool, \"index\": "
+                                    f"int}}, not {show(edc)}")
+            check_bool(n, "edc.cont", edc["cont"])
+            check_int(n, "edc.index", edc["index"], 0, _ID_MAX)
+        if len(self.pending) == self.max_unverified:
+            raise TraceError(n, f"more than max_unverified = {self.max_unverified} batches "
+                                f"drafted and not verified")
+        self.last_id = b
+        self.pending.append((b, k, rec))
+
+    def _verify(self, n, rec):
+        b = check_int(n, "batch", rec["batch"], 0, _ID_MAX)
+        if not self.pending or self.pending[0][0] != b:
+            oldest = self.pending[0][0] if self.pending else None
+            raise TraceError(n, f"verify of batch {b}, which is not the oldest unverified drafted "
+                                f"batch ({'none' if oldest is None else oldest})")
+        k = self.pending[0][1]
+        check_int(n, "kv_len", rec["kv_len"], 0, _COUNT_MAX)
+        _list(n, "p", rec["p"], lambda m, name, v: check_real(m, name, v, 0.0, 1.0), k)
+        accepted = check_int(n, "accepted", rec["accepted"], 0, k)
+        if check_bool(n, "full", rec["full"]) != (accepted == k):
+            raise TraceError(n, f"verify of batch {b} is inconsistent with its {k} drafted "
+                                f"tokens (accepted {accepted}, full {rec['full']})")
+        if rec["next_token"] is not None:
+            self._token(n, "next_token", rec["next_token"])
+        self.pending.popleft()
+
+    def _squash(self, n, rec):
+        b = check_int(n, "batch", rec["batch"], 0, _ID_MAX)
+        if check_bool(n, "drafted", rec["drafted"]):
+            for i, (pending_id, _, _) in enumerate(self.pending):
+                if pending_id == b:
+                    del self.pending[i]
+                    return
+            raise TraceError(n, f"squash of batch {b}, which is not unverified")
+        if b <= self.last_id:
+            raise TraceError(n, f"squash of batch {b} while drafting, but batch ids up to "
+                                f"{self.last_id} were already used")
+        self.last_id = b
+
+    def _end(self, n, rec):
+        output = _list(n, "output", rec["output"], self._token)
+        if len(output) != self.tokens:
+            raise TraceError(n, f"output holds {len(output)} tokens, the header asked for "
+                                f"{self.tokens}")
+        self.ended = True
+
+
+def check_records(numbered):
+    """Check ``(line_number, record)`` pairs (header first) as they stream by and yield
+    ``(line_number, record, draft)``: ``draft`` is the verified batch's draft record for a verify
+    event, else None. Raise :class:`TraceError`."""
+    checker = None
+    for n, rec in numbered:
+        if checker is None:
+            checker = _Checker(n, rec)
+            yield n, rec, None
+            continue
+        draft = checker.pending[0][2] if (isinstance(rec, dict) and rec.get("event") == "verify"
+                                          and checker.pending) else None
+        checker.check(n, rec)
+        yield n, rec, draft
+    if checker is None:
+        raise TraceError(1, "empty trace: no header line")
+    if not checker.ended:
+        raise TraceError(checker.line + 1, "trace has no end event (truncated?)")
+
+
+def iter_records(source):
+    """Yield the checked records of a file object or an iterable of lines."""
+    for _, rec, _ in check_records(json_lines(source)):
+        yield rec
 
 
 def validate(records):
-    """Check parsed records (header first); raise :class:`TraceError`; return the records."""
+    """Check parsed records (header first, record ``i`` is line ``i + 1``); return them as a
+    list."""
     records = list(records)
-    if not records:
-        raise TraceError("empty trace: no header line")
-    head = records[0]
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        got = head.get("format") if isinstance(head, dict) else head
-        raise TraceError(f"line 1: not an {FORMAT} header (format {got!r})")
-    if head.get("version") != VERSION:
-        raise TraceError(f"line 1: unsupported {FORMAT} version {head.get('version')!r} "
-                         f"(this reader understands version {VERSION})")
-    _check_fields(head, _HEADER_FIELDS, "line 1")
-    drafted, verified, squashed = {}, set(), set()
-    ended = False
-    for n, rec in enumerate(records[1:], start=2):
-        where = f"line {n}"
-        if ended:
-            raise TraceError(f"{where}: event after the end event")
-        if not isinstance(rec, dict) or rec.get("event") not in _EVENT_FIELDS:
-            got = rec.get("event") if isinstance(rec, dict) else rec
-            raise TraceError(f"{where}: unknown event {got!r} "
-                             f"(expected one of {', '.join(_EVENT_FIELDS)})")
-        kind = rec["event"]
-        _check_fields(rec, _EVENT_FIELDS[kind], where)
-        if kind == "draft":
-            k = len(rec["tokens"])
-            if k == 0 or len(rec["entropy"]) != k or len(rec["q"]) != k:
-                raise TraceError(f"{where}: a draft needs k >= 1 tokens and k entropies and q's")
-            if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
-                       for x in rec["tokens"]):
-                raise TraceError(f"{where}: tokens must be non-negative integer ids")
-            if rec["batch"] in drafted:
-                raise TraceError(f"{where}: batch {rec['batch']} drafted twice")
-            if not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0
-                       for x in rec["entropy"]):
-                raise TraceError(f"{where}: entropies must be finite numbers >= 0")
-            drafted[rec["batch"]] = k
-        elif kind == "verify":
-            b = rec["batch"]
-            if b not in drafted or b in verified or b in squashed:
-                raise TraceError(f"{where}: verify of batch {b}, which is not an unverified "
-                                 f"drafted batch")
-            k = drafted[b]
-            if len(rec["p"]) != k or not 0 <= rec["accepted"] <= k \
-                    or rec["full"] != (rec["accepted"] == k):
-                raise TraceError(f"{where}: verify of batch {b} is inconsistent with its "
-                                 f"{k} drafted tokens")
-            verified.add(b)
-        elif kind == "squash":
-            b = rec["batch"]
-            if b in verified or b in squashed or (rec["drafted"] and b not in drafted):
-                raise TraceError(f"{where}: squash of batch {b}, which is not unverified")
-            squashed.add(b)
-        else:
-            ended = True
-    if not ended:
-        raise TraceError("trace has no end event (truncated?)")
+    for _ in check_records(enumerate(records, start=1)):
+        pass
     return records
 
 
 def read(path):
-    """Parse and validate a trace file; return its records (header first)."""
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise TraceError(f"line {n}: not JSON ({e.msg})") from None
-    return validate(records)
+    """Parse and check a trace file (``-``: standard input); return its records."""
+    with open_binary(path) as f:
+        return list(iter_records(f))
 
 
-def write(records, path):
-    """Validate and write records as JSON lines."""
-    validate(records)
-    path = Path(path)
-    if path.parent != Path("."):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+def write(records, target):
+    """Check and write records as strict JSON lines to ``target``: an open text file, or a path
+    (written to a temporary name beside it and renamed at the end, so a failure leaves no
+    truncated file)."""
+    records = validate(records)
+    if hasattr(target, "write"):
         for rec in records:
-            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            target.write(dumps(rec) + "\n")
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        new_file_mode(fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(dumps(rec) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
-def _records(records_or_path):
-    if isinstance(records_or_path, (str, Path)):
-        return read(records_or_path)
-    return validate(records_or_path)
+def _numbered(records_or_path):
+    """``(line, record, draft)`` triples of a checked trace given as records or a path."""
+    if isinstance(records_or_path, (str, os.PathLike)):
+        with open_binary(records_or_path) as f:
+            yield from check_records(json_lines(f))
+    else:
+        yield from check_records(enumerate(records_or_path, start=1))
+
+
+def events_of_records(numbered):
+    """The EDC events of checked ``(line, record)`` pairs (see :func:`edc_events`)."""
+    for _, rec, _ in check_records(numbered):
+        event = rec.get("event")
+        if event == "draft":
+            yield ("draft", batch_entropy(rec["entropy"]))
+        elif event == "verify":
+            yield ("verify", rec["full"])
 
 
 def edc_events(records):
     """The EDC event sequence of a run, in order: ``("draft", mean_entropy_nats)`` for each
     drafted batch and ``("verify", full)`` for each verification. ``records`` is a parsed trace or
     a path."""
-    out = []
-    for rec in _records(records)[1:]:
-        if rec["event"] == "draft":
-            out.append(("draft", batch_entropy(rec["entropy"])))
-        elif rec["event"] == "verify":
-            out.append(("verify", rec["full"]))
-    return out
+    if isinstance(records, (str, os.PathLike)):
+        with open_binary(records) as f:
+            return list(events_of_records(json_lines(f)))
+    return list(events_of_records(enumerate(records, start=1)))
 
 
 def verified_batches(records):
     """Each verified batch as one dict: the draft event's fields plus the verify event's."""
-    recs = _records(records)
-    drafts = {r["batch"]: r for r in recs[1:] if r["event"] == "draft"}
-    out = []
-    for r in recs[1:]:
-        if r["event"] == "verify":
-            d = drafts[r["batch"]]
-            out.append({**d, **r, "t_draft": d["t"], "t_verify": r["t"]})
-    return out
+    return [{**d, **r, "t_draft": d["t"], "t_verify": r["t"]}
+            for _, r, d in _numbered(records) if d is not None]
+
+
+class _Histogram:
+    """Entropy histogram over ``[0, h_max]`` (values clipped), filled in chunks (exactly what one
+    ``numpy.histogram`` call over all values gives: each value is binned on its own)."""
+
+    def __init__(self, bins, h_max, chunk=1 << 16):
+        self.bins, self.h_max, self.chunk = bins, h_max, chunk
+        self.counts = np.zeros(bins, dtype=np.int64)
+        self.edges = np.histogram([], bins=bins, range=(0, h_max))[1]
+        self.buffer, self.total, self.n = [], 0.0, 0
+
+    def add(self, values):
+        self.buffer.extend(values)
+        if len(self.buffer) >= self.chunk:
+            self.flush()
+
+    def flush(self):
+        if self.buffer:
+            values = np.asarray(self.buffer, dtype=float)
+            self.counts += np.histogram(np.clip(values, 0, self.h_max), bins=self.bins,
+                                        range=(0, self.h_max))[0]
+            self.total += float(np.sum(values))
+            self.n += len(values)
+            self.buffer = []
 
 
 def stats(records, *, bins=10, h_max=10.0):
-    """Summary figures of a trace (a dict); see ``ahasd trace stats``."""
-    recs = _records(records)
-    batches = verified_batches(recs)
-    drafts = [r for r in recs[1:] if r["event"] == "draft"]
-    drafted = sum(len(b["tokens"]) for b in batches)
-    accepted = sum(b["accepted"] for b in batches)
-    output = recs[-1]["output"]
-    ents = [h for d in drafts for h in d["entropy"]]
-    counts, edges = np.histogram(np.clip(ents, 0, h_max), bins=bins, range=(0, h_max))
-    n_verify = len(batches)
+    """Summary figures of a trace (a dict; see ``ahasd trace stats``), in one streaming pass.
+    ``records`` is a parsed trace, a path, or an iterator of checked ``(line, record, draft)``
+    triples (:func:`check_records`)."""
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+        raise ValueError(f"bins must be a positive integer, not {bins!r}")
+    hist = _Histogram(bins, h_max)
+    head = end = None
+    drafts = drafted_len = verified_tokens = accepted = full = n_verify = squashed = 0
+    triples = records if hasattr(records, "__next__") else _numbered(records)
+    for _, rec, draft in triples:
+        event = rec.get("event") if head is not None else "header"
+        if event == "header":
+            head = rec
+        elif event == "draft":
+            drafts += 1
+            drafted_len += len(rec["tokens"])
+            hist.add(rec["entropy"])
+        elif event == "verify":
+            n_verify += 1
+            verified_tokens += len(draft["tokens"])
+            accepted += rec["accepted"]
+            full += rec["full"]
+        elif event == "squash":
+            squashed += 1
+        else:
+            end = rec
+    hist.flush()
+    output = len(end["output"])
     return {
-        "policy": recs[0]["policy"],
-        "edc": recs[0].get("edc", "off"),
-        "output_tokens": len(output),
-        "batches_drafted": len(drafts),
+        "policy": head["policy"],
+        "edc": head.get("edc", "off"),
+        "output_tokens": output,
+        "batches_drafted": drafts,
         "verifications": n_verify,
-        "squashed": sum(1 for r in recs[1:] if r["event"] == "squash"),
-        "acceptance_rate": accepted / drafted if drafted else 0.0,
+        "squashed": squashed,
+        "acceptance_rate": accepted / verified_tokens if verified_tokens else 0.0,
         "accepted_per_verification": accepted / n_verify if n_verify else 0.0,
-        "tokens_per_verification": len(output) / n_verify if n_verify else 0.0,
-        "full_accept_rate": (sum(b["full"] for b in batches) / n_verify) if n_verify else 0.0,
-        "mean_draft_length": (sum(len(d["tokens"]) for d in drafts) / len(drafts))
-                             if drafts else 0.0,
-        "mean_entropy": float(np.mean(ents)) if ents else 0.0,
-        "entropy_histogram": {"edges": [float(e) for e in edges],
-                              "counts": [int(c) for c in counts]},
-        "time": recs[-1]["t"],
+        "tokens_per_verification": output / n_verify if n_verify else 0.0,
+        "full_accept_rate": full / n_verify if n_verify else 0.0,
+        "mean_draft_length": drafted_len / drafts if drafts else 0.0,
+        "mean_entropy": hist.total / hist.n if hist.n else 0.0,
+        "entropy_histogram": {"edges": [float(e) for e in hist.edges],
+                              "counts": [int(c) for c in hist.counts]},
+        "time": end["t"],
     }

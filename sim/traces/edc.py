@@ -1,79 +1,73 @@
-"""EDC event traces: JSON lines read by ``ahasd edc replay``.
+"""EDC event traces: the JSON lines read by ``ahasd edc replay`` (``docs/trace-format.md``).
 
 Two formats are accepted:
 
 * EDC event lines, one event per line::
 
-      {"op": "draft", "entropy": 3.2}      # batch mean entropy in nats (a number, not NaN)
+      {"op": "draft", "entropy": 3.2}      # batch mean entropy in nats: a number >= 0
       {"op": "verify", "full": true}       # the oldest unverified batch: fully accepted or not
 
-* a speculative-decoding trace (``{"format": "ahasd-trace", ...}`` header, see
-  ``docs/trace-format.md``), whose draft and verify events are taken in the order they happened
-  (:func:`ahasd.sim.traces.decoding.edc_events`).
+* a speculative-decoding trace (``{"format": "ahasd-trace", ...}`` header), whose draft and verify
+  events are taken in the order they happened (:func:`ahasd.sim.traces.decoding.edc_events`).
 
-Blank lines are ignored. Anything else is an error naming the line.
+The line rules of :mod:`ahasd.sim.traces.lines` apply; anything else raises
+:class:`ahasd.sim.traces.errors.TraceError` naming the line. The readers stream: memory does not
+grow with the length of the trace.
 """
 
-import json
-import math
+from ahasd.sim.traces.errors import TraceError
+from ahasd.sim.traces.lines import (check_bool, check_real, json_lines, names, open_binary,
+                                    show)
 
-__all__ = ["TraceFormatError", "parse_events", "read_events"]
+__all__ = ["TraceError", "iter_events", "parse_events", "read_events", "event_of"]
 
 _FIELDS = {"draft": ("entropy",), "verify": ("full",)}
 
 
-class TraceFormatError(ValueError):
-    """A malformed trace line; the message starts with ``line N:``."""
-
-
-def _event(record, n):
+def event_of(record, n):
+    """The event ``("draft", nats)`` or ``("verify", full)`` of one parsed line ``n``."""
     if not isinstance(record, dict):
-        raise TraceFormatError(f"line {n}: expected a JSON object, got {type(record).__name__}")
+        raise TraceError(n, f"expected a JSON object, got {type(record).__name__}")
     op = record.get("op")
-    if op not in _FIELDS:
-        raise TraceFormatError(f"line {n}: \"op\" must be \"draft\" or \"verify\", not {op!r}")
+    if not isinstance(op, str) or op not in _FIELDS:
+        raise TraceError(n, f"\"op\" must be \"draft\" or \"verify\", not {show(op)}")
     expected = {"op", *_FIELDS[op]}
     missing = expected - record.keys()
     if missing:
-        raise TraceFormatError(f"line {n}: {op} event lacks {', '.join(sorted(missing))}")
+        raise TraceError(n, f"{op} event lacks {', '.join(sorted(missing))}")
     extra = record.keys() - expected
     if extra:
-        raise TraceFormatError(f"line {n}: unknown field(s) {', '.join(sorted(extra))} "
-                               f"in a {op} event")
+        raise TraceError(n, f"unknown field(s) {names(extra)} in a {op} event")
     if op == "draft":
-        h = record["entropy"]
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or math.isnan(h):
-            raise TraceFormatError(f"line {n}: entropy must be a number of nats, not {h!r}")
-        return ("draft", float(h))
-    full = record["full"]
-    if not isinstance(full, bool):
-        raise TraceFormatError(f"line {n}: full must be true or false, not {full!r}")
-    return ("verify", full)
+        return ("draft", check_real(n, "entropy", record["entropy"], 0.0))
+    return ("verify", check_bool(n, "full", record["full"]))
+
+
+def iter_events(source):
+    """Yield the events of ``source`` (a file object or an iterable of lines), checking each."""
+    lines = json_lines(source)
+    for n, first in lines:
+        if isinstance(first, dict) and "format" in first:
+            from ahasd.sim.traces.decoding import events_of_records
+            yield from events_of_records(_chain((n, first), lines))
+            return
+        yield event_of(first, n)
+        for m, record in lines:
+            yield event_of(record, m)
+        return
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
 
 
 def parse_events(lines):
-    """Parse an iterable of text lines into ``[("draft", nats) | ("verify", full)]``."""
-    records = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((n, json.loads(line)))
-        except json.JSONDecodeError as error:
-            raise TraceFormatError(f"line {n}: not valid JSON ({error.msg})") from None
-    if not records:
-        return []
-    first = records[0][1]
-    if isinstance(first, dict) and "format" in first:
-        from ahasd.sim.traces import decoding as trace
-        try:
-            return trace.edc_events([record for _, record in records])
-        except trace.TraceError as error:
-            raise TraceFormatError(str(error)) from None
-    return [_event(record, n) for n, record in records]
+    """All events of an iterable of lines, as a list (small traces; prefer :func:`iter_events`)."""
+    return list(iter_events(lines))
 
 
 def read_events(path):
-    """:func:`parse_events` of a file."""
-    with open(path, encoding="utf-8") as f:
-        return parse_events(f)
+    """All events of a file (``-``: standard input), as a list."""
+    with open_binary(path) as f:
+        return list(iter_events(f))

@@ -1,4 +1,5 @@
-"""Cycle streams for the EDC tests: [(draft UQ4.12 entropy or None, verify full or None)].
+"""EDC stimulus: cycle streams for the EDC tests, [(draft UQ4.12 entropy or None, verify full
+or None)], and event streams for benchmarks and long traces (:func:`random_events`).
 
 Shared by the Amaranth-simulator tests and the cocotb scoreboard. The entropy follows the batch
 mean entropies seen in speculative decoding (mostly 1-6 nats, docs/architecture.md 5), with full accepts
@@ -6,10 +7,11 @@ more likely at low entropy so that the PHT has something to learn.
 """
 
 import math
+import random
 
 from ahasd.sim.blocks.edc import entropy_to_fx
 
-__all__ = ["random_cycles", "run_lengths_cycles"]
+__all__ = ["random_cycles", "run_lengths_cycles", "random_events"]
 
 
 def _entropy(rng):
@@ -50,3 +52,16 @@ def run_lengths_cycles(rng, n):
             else:
                 cycles.append((None, None))
     return cycles[:n]
+
+
+def random_events(n, seed=0):
+    """``n`` EDC events, lazily: drafts ``("draft", nats)`` with log-normal mean entropies
+    (median 3 nats) and verifies ``("verify", full)`` whose outcome is likelier at low entropy."""
+    rng = random.Random(seed)
+    last_h = 3.0
+    for _ in range(n):
+        if rng.random() < 0.55:
+            last_h = rng.lognormvariate(math.log(3.0), 0.5)
+            yield ("draft", last_h)
+        else:
+            yield ("verify", rng.random() < (0.8 if last_h < 3.0 else 0.35))

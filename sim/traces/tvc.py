@@ -1,14 +1,15 @@
 """TVC transaction traces: the JSON-lines format of ``ahasd tvc replay`` and two generators.
 
-One transaction per line (blank lines are skipped)::
+One transaction per line (blank lines are skipped, and counted)::
 
     {"op":"config","freq_ratio":<int UQ2.14>}
     {"op":"preset","table":"nvct|pdct|pvct","ratio":<int UQ24.8>}
     {"op":"record","table":"nvct|pdct|pvct","cycles":<int>,"length":<int>}
     {"op":"decide","kv_len":<int>,"now":<int>,"pending":<int>}
 
-:func:`parse_trace` checks every line (JSON, op, keys, integer types and, against a
-:class:`ahasd.sim.blocks.tvc.TVCParams`, ranges) and raises :class:`TraceError` naming the line;
+:func:`iter_trace` checks every line (the line rules of :mod:`ahasd.sim.traces.lines`, op,
+keys, integer types and, against a :class:`ahasd.sim.blocks.tvc.TVCParams`, ranges) and raises
+:class:`ahasd.sim.traces.errors.TraceError` naming the line;
 :func:`apply` runs one transaction on the golden model.
 
 Generators: :func:`random_trace` draws edge-biased values over the full ranges;
@@ -18,13 +19,15 @@ pre-verifies of a few thousand cycles per token, a growing KV cache, the NPU cyc
 sweeping each verification).
 """
 
-import json
 import random
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_BITS, TABLES, TVCParams
+from ahasd.sim.traces.errors import TraceError
+from ahasd.sim.traces.lines import (check_int, dumps as _dumps, json_lines, names, open_binary,
+                                    show)
 
-__all__ = ["OPS", "TraceError", "parse_trace", "apply", "dump", "random_trace",
-           "realistic_trace", "boundary_trace"]
+__all__ = ["OPS", "TraceError", "iter_trace", "parse_trace", "read_trace", "apply", "dump",
+           "random_trace", "realistic_trace", "boundary_trace"]
 
 #: op -> its integer fields (besides "op", and "table" for preset/record).
 OPS = {
@@ -35,14 +38,6 @@ OPS = {
 }
 
 
-class TraceError(ValueError):
-    """A malformed trace line; ``line`` is its 1-based number."""
-
-    def __init__(self, line, message):
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-
-
 def _limits(params):
     return {
         "freq_ratio": FREQ_BITS, "ratio": params.ratio_bits, "cycles": params.cycles_bits,
@@ -51,41 +46,44 @@ def _limits(params):
     }
 
 
+def _transaction(number, item, limits):
+    if not isinstance(item, dict):
+        raise TraceError(number, f"expected a JSON object, got {type(item).__name__}")
+    op = item.get("op")
+    if not isinstance(op, str) or op not in OPS:
+        raise TraceError(number, f"op must be one of {', '.join(OPS)}, not {show(op)}")
+    keys = {"op", *OPS[op]} | ({"table"} if op in ("preset", "record") else set())
+    missing, extra = sorted(keys - item.keys()), sorted(item.keys() - keys)
+    if missing or extra:
+        what = "; ".join(filter(None, [
+            missing and f"missing {', '.join(missing)}",
+            extra and f"unknown {names(extra)}"]))
+        raise TraceError(number, f"{op}: {what}")
+    if "table" in keys and item["table"] not in TABLES:
+        raise TraceError(number, f"table must be one of {', '.join(TABLES)}, "
+                                 f"not {show(item['table'])}")
+    for field in OPS[op]:
+        check_int(number, field, item[field], 0, (1 << limits[field]) - 1)
+    return item
+
+
+def iter_trace(source, params=None):
+    """Yield the checked transactions (dicts) of a file object or an iterable of JSON lines;
+    raise :class:`TraceError` naming the line. Streams: memory does not grow with the trace."""
+    limits = _limits(params or TVCParams())
+    for number, item in json_lines(source):
+        yield _transaction(number, item, limits)
+
+
 def parse_trace(lines, params=None):
-    """Parse an iterable of JSON lines into a list of dicts; raise :class:`TraceError`."""
-    params = params or TVCParams()
-    limits = _limits(params)
-    ops = []
-    for number, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            item = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise TraceError(number, f"not JSON ({error.msg})") from None
-        if not isinstance(item, dict):
-            raise TraceError(number, "expected a JSON object")
-        op = item.get("op")
-        if op not in OPS:
-            raise TraceError(number, f"op must be one of {', '.join(OPS)}, not {op!r}")
-        keys = {"op", *OPS[op]} | ({"table"} if op in ("preset", "record") else set())
-        missing, extra = sorted(keys - item.keys()), sorted(item.keys() - keys)
-        if missing or extra:
-            what = "; ".join(filter(None, [
-                missing and f"missing {', '.join(missing)}",
-                extra and f"unknown {', '.join(extra)}"]))
-            raise TraceError(number, f"{op}: {what}")
-        if "table" in keys and item["table"] not in TABLES:
-            raise TraceError(number, f"table must be one of {', '.join(TABLES)}, "
-                                     f"not {item['table']!r}")
-        for field in OPS[op]:
-            value, bits = item[field], limits[field]
-            if isinstance(value, bool) or not isinstance(value, int) or not (
-                    0 <= value < 1 << bits):
-                raise TraceError(number, f"{field} must be an integer in 0..{(1 << bits) - 1}, "
-                                         f"not {value!r}")
-        ops.append(item)
-    return ops
+    """All transactions of an iterable of JSON lines, as a list."""
+    return list(iter_trace(lines, params))
+
+
+def read_trace(path, params=None):
+    """All transactions of a file (``-``: standard input), as a list."""
+    with open_binary(path) as f:
+        return list(iter_trace(f, params))
 
 
 def apply(model, item):
@@ -105,7 +103,7 @@ def apply(model, item):
 
 def dump(ops):
     """The JSON-lines text of a list of transactions."""
-    return "".join(json.dumps(item, separators=(",", ":")) + "\n" for item in ops)
+    return "".join(_dumps(item) + "\n" for item in ops)
 
 
 def _edgy(rng, bits):

@@ -15,3 +15,4 @@ def test_bench_quick_reports_measured_latencies(capsys):
     assert figures["decision_latency_cycles"]["max"] <= 3
     assert figures["record_latency_cycles"]["min"] >= 1
     assert figures["golden_events_per_s"] > 0 and figures["rtl_events_per_s"] > 0
+    assert 0 < figures["golden_replay_peak_mb"] < figures["rtl_replay_peak_mb"] < 1000

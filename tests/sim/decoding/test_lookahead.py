@@ -166,8 +166,11 @@ def test_sampled_output_distribution_equals_target(max_unverified):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(n_tokens=0), "n_tokens must be a positive integer, not 0"),
-    (dict(max_unverified=0), "max_unverified must be an integer >= 1, not 0"),
-    (dict(verify_cost=0), "verify_cost must be a positive number, not 0"),
+    (dict(max_unverified=0), "max_unverified must be an integer in 1..1024, not 0"),
+    (dict(max_unverified=True), "max_unverified must be an integer in 1..1024, not True"),
+    (dict(verify_cost=0), "verify_cost must be a finite number > 0, not 0"),
+    (dict(verify_cost=float("inf")), "verify_cost must be a finite number > 0, not inf"),
+    (dict(draft_cost="1"), "draft_cost must be a finite number > 0, not '1'"),
     (dict(policy="fixed"), "policy must be a DraftPolicy"),
     (dict(rng=None), "rng must be a numpy.random.Generator unless greedy"),
 ])

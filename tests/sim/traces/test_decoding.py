@@ -78,9 +78,9 @@ def mutate(records, line, change):
     (1, lambda r: r.pop("vocab_size"), "line 1: missing field 'vocab_size'"),
     (2, lambda r: r.pop("entropy"), "line 2: missing field 'entropy'"),
     (2, lambda r: r.update(event="guess"), "line 2: unknown event 'guess'"),
-    (2, lambda r: r.update(tokens="abc"), "line 2: field 'tokens' has the wrong type"),
-    (2, lambda r: r.update(q=[0.5] * 99), "a draft needs k >= 1 tokens and k entropies"),
-    (2, lambda r: r["tokens"].__setitem__(0, "x"), "line 2: tokens must be non-negative integer"),
+    (2, lambda r: r.update(tokens="abc"), "line 2: field 'tokens' must be a list, not str"),
+    (2, lambda r: r.update(q=[0.5] * 99), r"line 2: field 'q' must hold \d+ values \(one per drafted token\), not 99"),
+    (2, lambda r: r["tokens"].__setitem__(0, "x"), r"line 2: tokens\[0\] must be an integer in 0\.\.\d+, not 'x'"),
 ])
 def test_bad_traces_are_rejected_with_a_clear_message(run, line, change, message):
     with pytest.raises(TraceError, match=message):
@@ -91,10 +91,12 @@ def test_inconsistent_and_truncated_traces(run, tmp_path):
     verify_line = next(i for i, r in enumerate(run.records, start=1) if r.get("event") == "verify")
     with pytest.raises(TraceError, match=f"line {verify_line}: verify of batch .* inconsistent"):
         validate(mutate(run.records, verify_line,
-                        lambda r: r.update(accepted=99)))
-    with pytest.raises(TraceError, match="no end event"):
+                        lambda r: r.update(full=not r["full"])))
+    with pytest.raises(TraceError, match=f"line {verify_line}: accepted must be an integer in 0"):
+        validate(mutate(run.records, verify_line, lambda r: r.update(accepted=99)))
+    with pytest.raises(TraceError, match=f"line {len(run.records)}: trace has no end event"):
         validate(run.records[:-1])
-    with pytest.raises(TraceError, match="empty trace"):
+    with pytest.raises(TraceError, match="line 1: empty trace"):
         validate([])
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(run.records[0]) + "\n{not json\n")

@@ -1,0 +1,107 @@
+"""Input and output files of the commands: checked up front, written atomically.
+
+* :func:`input_trace` opens nothing yet but guarantees a path that can be read more than once
+  (``-``, standard input, is spooled to a temporary file), and checks that it can be opened.
+* :func:`output_file` creates a temporary file beside the destination *before* the work starts
+  (so an unwritable destination fails at once) and renames it over the destination at the end;
+  on any failure the temporary file is removed and the destination is untouched. ``-`` is
+  standard output.
+* :func:`output_dir` creates a folder and proves it writable.
+
+OS errors become :class:`ahasd.cli.CliError` naming the path.
+"""
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ahasd.sim.traces.lines import new_file_mode, spooled
+
+__all__ = ["input_trace", "open_input", "output_file", "output_dir", "atomic_write_text",
+           "display_name"]
+
+
+def _reason(error):
+    if isinstance(error, FileExistsError):      # mkdir of a parent that is a regular file
+        return f"{error.filename} is not a folder"
+    return error.strerror or str(error)
+
+
+def _error(verb, path, error):
+    from ahasd.cli import CliError
+    return CliError(f"cannot {verb} {path}: {_reason(error)}")
+
+
+def display_name(path):
+    return "stdin" if str(path) == "-" else str(path)
+
+
+@contextlib.contextmanager
+def input_trace(path):
+    """A readable path for ``path`` (``-``: a spooled copy of standard input)."""
+    try:
+        with spooled(path) as real:
+            with open(real, "rb"):
+                pass
+            yield real
+    except OSError as error:
+        if error.filename is None or str(error.filename) != str(path):
+            raise
+        raise _error("read", path, error) from None
+
+
+def open_input(path):
+    """Open an (already checked) input path in binary mode."""
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise _error("read", path, error) from None
+
+
+@contextlib.contextmanager
+def output_file(path, *, binary=False):
+    """Yield a file to write that becomes ``path`` only if the block succeeds."""
+    if str(path) == "-":
+        yield sys.stdout.buffer if binary else sys.stdout
+        sys.stdout.flush()
+        return
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise _error("write", path, error) from None
+    try:
+        new_file_mode(fd)
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path, text):
+    """Write ``text`` to ``path`` through a temporary file (see :func:`output_file`)."""
+    with output_file(path) as f:
+        f.write(text)
+    return Path(path)
+
+
+def output_dir(path, option):
+    """Create folder ``path`` (given by ``option``) and check that files can be created in it."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".ahasd-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as error:
+        from ahasd.cli import CliError
+        raise CliError(f"{option} {path}: cannot write there: {_reason(error)}") from None
+    return path
