@@ -16,6 +16,7 @@ __all__ = ["main", "CliError", "COMMAND_MODULES"]
 COMMAND_MODULES = [
     "ahasd.commands.verilog",
     "ahasd.commands.area",
+    "ahasd.commands.fpga",
     "ahasd.commands.edc",
     "ahasd.commands.tvc",
     "ahasd.commands.bench",
