@@ -21,6 +21,9 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--freq", type=float, default=100.0, metavar="MHZ",
                    help="clock target given to nextpnr (default 100 MHz)")
+    p.add_argument("--board", choices=["ulx3s"], default=None,
+                   help="instead: build the controller top (UART-to-AXI4-Lite bridge on the "
+                        "board's USB UART) for this board to a bitstream (ecp5 only)")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga)")
     p.set_defaults(func=run)
@@ -63,6 +66,8 @@ def run(args):
     from ahasd.synth.yosys import YosysError
     if not 1 <= args.freq <= 1000:
         raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
+    if args.board:
+        return build(args)
     names = block_names() if args.block == "all" else [args.block]
     status = Console(stderr=True)
     reports = []
@@ -78,3 +83,25 @@ def run(args):
         print(json.dumps(data if args.block == "all" else data[0], indent=2))
     else:
         print_table(reports)
+
+
+def build(args):
+    """``--board``: the controller top to a bitstream."""
+    from rich.console import Console
+
+    from ahasd.cli import CliError
+    from ahasd.synth.boards import build_board
+    if args.family != "ecp5" or args.block not in ("all", "controller"):
+        raise CliError(f"--board {args.board} builds the controller top on ecp5, not "
+                       f"{args.block} on {args.family}")
+    folder = args.build_dir / "board" / args.board
+    with Console(stderr=True).status(f"building the controller top for {args.board}"):
+        try:
+            bitstream = build_board(args.board, folder)
+        except Exception as error:          # amaranth raises a bare error with the tool's log
+            raise CliError(f"the {args.board} build failed: {error}", status=1) from None
+    if args.json:
+        print(json.dumps({"board": args.board, "bitstream": str(bitstream),
+                          "bytes": bitstream.stat().st_size}))
+    else:
+        print(f"wrote {bitstream} ({bitstream.stat().st_size} bytes)")
