@@ -126,6 +126,7 @@ read_verilog design.v
 hierarchy -check -top {top}
 {keep}
 synth_{family} -top {top} {dsp}
+setattr -mod -unset keep_hierarchy
 flatten
 tee -q -o stat.json stat -json
 write_json netlist.json

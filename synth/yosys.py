@@ -101,6 +101,7 @@ dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_PP0_ 01 -cell $_DFF_PP1_ 01
 abc -liberty {liberty}
 opt_clean -purge
 design -save mapped
+setattr -mod -unset keep_hierarchy
 flatten
 select -clear
 delete t:$mem_v2
@@ -119,6 +120,7 @@ techmap -map +/techmap.v -map +/choices/kogge-stone.v
 opt -fast
 abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX -script +strash;dretime;map,-D,1
 opt_clean -purge
+setattr -mod -unset keep_hierarchy
 flatten
 delete t:$mem_v2
 tee -q -o ltp_delay.txt ltp -noff
@@ -190,10 +192,11 @@ def _select(module, cell):
 
 
 def _depth(path):
-    match = re.search(r"length=(\d+)", Path(path).read_text())
     # ltp's length counts the edges of the longest path between ports or flip-flops (-noff),
-    # i.e. the number of cells on it: the logic depth in gates.
-    return int(match.group(1)) if match else 0
+    # i.e. the number of cells on it: the logic depth in gates. It reports every module; after
+    # `flatten` the top holds the whole design, so the longest is the top's.
+    lengths = [int(n) for n in re.findall(r"length=(\d+)", Path(path).read_text())]
+    return max(lengths, default=0)
 
 
 def area_of_verilog(verilog_path, top, work_dir, *, tech=None, macro_min_bits=MACRO_MIN_BITS,
