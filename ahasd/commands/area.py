@@ -25,6 +25,9 @@ def register(sub):
     p.add_argument("--macro-bits", type=int, default=None, metavar="BITS",
                    help="smallest writable memory kept as an SRAM macro (default 512); 0 "
                         "builds every memory from flip-flops")
+    p.add_argument("--anchors", action="store_true",
+                   help="with 'all': also print our mm² beside the paper's and the authors' "
+                        "documented figures, with the ratios")
     p.add_argument("--no-timing", action="store_true",
                    help="skip the delay-oriented mapping (delay_depth)")
     p.add_argument("--nand2-um2", type=float, default=tech.NAND2_UM2, metavar="UM2",
@@ -73,6 +76,8 @@ def run(args):
     from ahasd.hw.blocks import block_names
     from ahasd.synth.tech import Technology
     from ahasd.synth.yosys import MACRO_MIN_BITS, YosysError
+    if args.anchors and args.block != "all":
+        raise CliError("--anchors needs 'all' (it compares edc, tvc, queues and aau)")
     if args.macro_bits is not None and args.macro_bits < 0:
         raise CliError(f"--macro-bits must be >= 0, not {args.macro_bits}")
     try:
@@ -94,9 +99,34 @@ def run(args):
         raise CliError(str(error), status=1) from None
     if args.json:
         data = [dict(r.as_dict(), technology=tech.as_dict()) for r in reports]
+        if args.anchors:
+            data = {"blocks": data, "anchors": [dict(zip(_ANCHOR_KEYS, row)) for row in
+                                                _anchors(reports, tech)]}
         print(json.dumps(data if args.block == "all" else data[0], indent=2))
     else:
         print_table(reports, tech)
+        if args.anchors:
+            print_anchors(_anchors(reports, tech))
+
+
+_ANCHOR_KEYS = ("item", "ours", "paper", "ours_over_paper", "authors_docs", "ours_over_docs")
+
+
+def _anchors(reports, tech):
+    from ahasd.synth.anchors import anchor_rows
+    return anchor_rows({r.block: r.total_mm2 for r in reports}, tech.die_mm2)
+
+
+def print_anchors(rows, console=None):
+    from rich.console import Console
+    from rich.table import Table
+    table = Table(title="Our mm² (28 nm) beside the AHASD paper and the authors' documentation")
+    for column in ("item", "ours", "paper", "ours/paper", "authors' docs", "ours/docs"):
+        table.add_column(column, justify="left" if column == "item" else "right")
+    fmt = lambda v, p=4: "-" if v is None else f"{v:.{p}f}"   # noqa: E731
+    for item, ours, paper, r1, docs, r2 in rows:
+        table.add_row(item, fmt(ours), fmt(paper), fmt(r1, 3), fmt(docs), fmt(r2, 3))
+    (console or Console()).print(table)
 
 
 def area_rows(reports):

@@ -105,3 +105,19 @@ def test_technology_model_and_errors():
         Technology(sram_array_efficiency=1.5)
     with pytest.raises(ValueError, match=r"a macro needs bits >= 0 and ports >= 1, not 8, 0"):
         tech.macro_mm2(8, 0)
+
+
+def test_anchor_rows_are_ratios_of_our_figures():
+    from ahasd.synth.anchors import anchor_rows
+    rows = {r[0]: r for r in anchor_rows({"edc": 0.01, "tvc": 0.03, "queues": 0.005,
+                                           "aau": 0.9}, die_mm2=18.0)}
+    assert rows["edc"][3] == pytest.approx(0.01 / 0.05)
+    assert rows["edc+tvc"][1] == pytest.approx(0.04) and rows["edc+tvc"][5] == pytest.approx(100)
+    assert rows["aau"][3] == pytest.approx(0.9 / 1.25) and rows["aau"][5] == pytest.approx(2)
+    assert rows["% of die"][1] == pytest.approx(100 * 0.945 / 18)
+
+
+def test_cli_anchors_need_all(capsys):
+    from ahasd.cli import main
+    assert main(["area", "edc", "--anchors"]) == 2
+    assert "--anchors needs 'all'" in capsys.readouterr().err
