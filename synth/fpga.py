@@ -8,8 +8,10 @@
   ``ld`` and shift out on ``so``. Every block output stays observable, so synthesis keeps the
   whole design, and every path starts and ends at a register.
 
-A block that needs more LUTs, DSPs or block RAMs than the part has is reported as "does not fit:
-needs N LUTs / M DSPs" (from the synthesised cell counts) instead of failing.
+A block with more multipliers than the part has DSPs is synthesised again with its multipliers
+in LUTs (as a designer would); a block that then needs more LUTs, DSPs or block RAMs than the part
+has is reported as "does not fit: needs N LUTs / M DSPs" (from the synthesised cell counts)
+instead of failing.
 """
 
 import json
@@ -20,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ahasd.synth.hierarchy import share_modules
-from ahasd.synth.yosys import YosysError, run_yosys
+from ahasd.synth.yosys import YosysError, cpu_since, run_yosys
 
 __all__ = ["PARTS", "FpgaReport", "NextpnrError", "fpga_of_verilog", "serial_wrapper",
            "verilog_ports"]
@@ -35,15 +37,17 @@ class Part:
     brams: int
     nextpnr_args: tuple
     lut_cells: dict        # cell type -> LUTs it takes
+    dsp_on: str            # synth_<family> options with and without DSP inference
+    dsp_off: str
     dsp_cells: tuple
     bram_cells: tuple
 
 
 PARTS = {
     "ecp5": Part("ecp5", "LFE5U-25F", 24288, 28, 56, ("--25k", "--out-of-context"),
-                 {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}, ("MULT18X18D",), ("DP16KD",)),
+                 {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}, "", "-nodsp", ("MULT18X18D",), ("DP16KD",)),
     "ice40": Part("ice40", "iCE40UP5K-SG48", 5280, 8, 30, ("--up5k", "--package", "sg48"),
-                  {"SB_LUT4": 1}, ("SB_MAC16",), ("SB_RAM40_4K",)),
+                  {"SB_LUT4": 1}, "-dsp", "", ("SB_MAC16",), ("SB_RAM40_4K",)),
 }
 
 
@@ -140,10 +144,9 @@ def _count(cells, names):
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1):
     """Synthesise and place-and-route ``top`` of ``verilog_path`` on ``family`` (``"ecp5"`` or
     ``"ice40"``) in ``work_dir``; return an :class:`FpgaReport`."""
+    import resource
     import time
     start = time.monotonic()
-    from ahasd.synth.yosys import cpu_since
-    import resource
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         part = PARTS[family]
@@ -159,32 +162,42 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
         synth_top = "fpga_top"
     (work / "design.v").write_text(design)
     keep = "\n".join(f"setattr -mod -set keep_hierarchy 1 {m}" for m in shared.instances)
-    run_yosys(_SYNTH.format(top=synth_top, family=family, keep=keep,
-                            dsp="-dsp" if family == "ice40" else ""),
-              work, "synth", timeout=timeout)
-    cells = json.loads((work / "stat.json").read_text())["design"].get("num_cells_by_type", {})
-    cells = {k: int(v) for k, v in cells.items()}
-    luts = sum(n * part.lut_cells.get(cell, 0) for cell, n in cells.items())
-    dsps = _count(cells, part.dsp_cells)
+
+    def synthesise(dsp):
+        run_yosys(_SYNTH.format(top=synth_top, family=family, keep=keep, dsp=dsp),
+                  work, "synth", timeout=timeout)
+        cells = json.loads((work / "stat.json").read_text())["design"]
+        cells = {k: int(v) for k, v in cells.get("num_cells_by_type", {}).items()}
+        luts = sum(n * part.lut_cells.get(cell, 0) for cell, n in cells.items())
+        return cells, luts, _count(cells, part.dsp_cells)
+
+    cells, luts, dsps = synthesise(part.dsp_on)
+    note = ""
+    if dsps > part.dsps:
+        # More multipliers than DSPs: a designer would build them from LUTs; fit or not then.
+        note = f"multipliers in LUTs (as DSPs: {dsps} > {part.dsps}); "
+        cells, luts, dsps = synthesise(part.dsp_off)
     brams = _count(cells, part.bram_cells)
     ffs = sum(n for cell, n in cells.items() if re.match(r"(TRELLIS_FF|SB_DFF)", cell))
     common = dict(block=top, part=part.name, luts=luts, dsps=dsps, brams=brams, ffs=ffs)
+
+    def done(**figures):
+        return FpgaReport(**common, **figures, seconds=round(time.monotonic() - start, 1),
+                          cpu_seconds=cpu_since(cpu0))
     over = [f"{need} {what}" for need, have, what in ((luts, part.luts, "LUTs"),
                                                      (dsps, part.dsps, "DSPs"),
                                                      (brams, part.brams, "block RAMs"))
             if need > have]
     if over:
-        return FpgaReport(**common, fits=False, utilisation={}, fmax_mhz=None, fmax_by_clock={},
-                          note=f"does not fit: needs {luts} LUTs / {dsps} DSPs / {brams} block "
-                               f"RAMs ({part.luts} / {part.dsps} / {part.brams} on {part.name})",
-                          seconds=round(time.monotonic() - start, 1),
-                      cpu_seconds=cpu_since(cpu0))
+        return done(fits=False, utilisation={}, fmax_mhz=None, fmax_by_clock={},
+                    note=note + f"does not fit: needs {luts} LUTs / {dsps} DSPs / {brams} block "
+                                f"RAMs ({part.luts} / {part.dsps} / {part.brams} on {part.name})")
     # Run nextpnr's entry point in this interpreter (its console script may name another).
     run = (f"import sys, yowasp_nextpnr_{family} as n; "
            f"sys.exit(n.run_nextpnr_{family}(sys.argv[1:]))")
     cmd = [sys.executable, "-c", run, *part.nextpnr_args, "--json", "netlist.json",
-           "--report", "report.json", "--freq", str(freq_mhz), "--timing-allow-fail", "--seed", str(seed), "-q",
-           "-l", "nextpnr.log"]
+           "--report", "report.json", "--freq", str(freq_mhz), "--timing-allow-fail",
+           "--seed", str(seed), "-q", "-l", "nextpnr.log"]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -193,22 +206,17 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
         else result.stderr
     if result.returncode != 0:
         if re.search(r"more .* than available|no BELs remaining|Unable to place", log):
-            return FpgaReport(**common, fits=False, utilisation={}, fmax_mhz=None,
-                              fmax_by_clock={}, note=f"does not fit: needs {luts} LUTs / {dsps} "
-                                                     f"DSPs (placement failed on {part.name})",
-                              seconds=round(time.monotonic() - start, 1),
-                      cpu_seconds=cpu_since(cpu0))
+            return done(fits=False, utilisation={}, fmax_mhz=None, fmax_by_clock={},
+                        note=note + f"does not fit: needs {luts} LUTs / {dsps} DSPs (placement "
+                                    f"failed on {part.name})")
         raise NextpnrError(f"nextpnr-{family} failed on {top} (exit {result.returncode}):\n"
                            f"{log[-3000:]}")
     report = json.loads((work / "report.json").read_text())
     fmax = {clock: round(v["achieved"], 2) for clock, v in report.get("fmax", {}).items()}
     util = {bel: {"used": v["used"], "available": v["available"]}
             for bel, v in report.get("utilization", {}).items() if v["used"]}
-    return FpgaReport(**common, fits=True, utilisation=util,
-                      fmax_mhz=min(fmax.values()) if fmax else None, fmax_by_clock=fmax,
-                      note="" if fmax else "no clocked path",
-                      seconds=round(time.monotonic() - start, 1),
-                      cpu_seconds=cpu_since(cpu0))
+    return done(fits=True, utilisation=util, fmax_mhz=min(fmax.values()) if fmax else None,
+                fmax_by_clock=fmax, note=note.rstrip("; ") if fmax else note + "no clocked path")
 
 
 __all__ += ["YosysError"]

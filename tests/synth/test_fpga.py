@@ -22,15 +22,19 @@ class Counter(wiring.Component):
         return m
 
 
+N_MUL = 24
+
+
 class Multipliers(wiring.Component):
-    """Nine registered 16 x 16 products: one more than the UP5K's eight DSPs."""
-    a: In(16 * 9)
-    b: In(16 * 9)
-    y: Out(32 * 9)
+    """24 registered 16 x 16 products: three times the UP5K's eight DSPs, and more than its
+    5280 LUTs when built from LUTs."""
+    a: In(16 * N_MUL)
+    b: In(16 * N_MUL)
+    y: Out(32 * N_MUL)
 
     def elaborate(self, platform):
         m = Module()
-        for i in range(9):
+        for i in range(N_MUL):
             m.d.sync += self.y[32 * i:32 * i + 32].eq(self.a[16 * i:16 * i + 16] *
                                                       self.b[16 * i:16 * i + 16])
         return m
@@ -56,14 +60,15 @@ def test_place_and_route_reports_fmax(family, tmp_path):
     assert report.ffs >= 16 and report.note == ""
 
 
-@pytest.mark.slow
+@pytest.mark.regress      # two syntheses of 24 multipliers: minutes
 def test_a_block_that_does_not_fit_says_what_it_needs(tmp_path):
     path = tmp_path / "mul.v"
     path.write_text(to_verilog(Multipliers(), "mul"))
     report = fpga_of_verilog(path, "mul", "ice40", tmp_path / "ice40")
     assert not report.fits and report.fmax_mhz is None
-    assert report.dsps == 9
-    assert report.note.startswith(f"does not fit: needs {report.luts} LUTs / 9 DSPs")
+    assert report.dsps == 0 and report.luts > 5280
+    assert report.note.startswith(f"multipliers in LUTs (as DSPs: {N_MUL} > 8); does not fit: "
+                                  f"needs {report.luts} LUTs / 0 DSPs")
 
 
 def test_unknown_family_is_an_error(tmp_path):
