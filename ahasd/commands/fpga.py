@@ -54,7 +54,8 @@ def print_table(reports, console=None):
         table.add_row(r.block, r.part, str(r.luts), str(r.ffs), str(r.dsps), str(r.brams),
                       "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
                       f"{r.seconds:.0f}")
-    (console or Console()).print(table)
+    # Piped output defaults to 80 columns, too narrow for the table.
+    (console or Console(width=max(Console().width, 140))).print(table)
 
 
 def run(args):
