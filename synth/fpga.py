@@ -205,10 +205,16 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     log = (work / "nextpnr.log").read_text(errors="replace") if (work / "nextpnr.log").exists() \
         else result.stderr
     if result.returncode != 0:
-        if re.search(r"more .* than available|no BELs remaining|Unable to place", log):
+        # nextpnr prints the device utilisation ("ICESTORM_LC: 5867/ 5280 111%") before it
+        # gives up placing; packed cells can outnumber the synthesised LUTs.
+        over = {bel: (int(used), int(have)) for bel, used, have in
+                re.findall(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)", log) if int(used) > int(have)}
+        if over or re.search(r"more .* than available|no BELs remaining|Unable to place|"
+                             r"Failed to expand region", log):
+            packed = "".join(f", {bel} {u} > {h}" for bel, (u, h) in over.items())
             return done(fits=False, utilisation={}, fmax_mhz=None, fmax_by_clock={},
                         note=note + f"does not fit: needs {luts} LUTs / {dsps} DSPs (placement "
-                                    f"failed on {part.name})")
+                                    f"failed on {part.name}{packed})")
         raise NextpnrError(f"nextpnr-{family} failed on {top} (exit {result.returncode}):\n"
                            f"{log[-3000:]}")
     report = json.loads((work / "report.json").read_text())
