@@ -45,7 +45,8 @@ class Part:
 
 PARTS = {
     "ecp5": Part("ecp5", "LFE5U-25F", 24288, 28, 56, ("--25k", "--out-of-context"),
-                 {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}, "", "-nodsp", ("MULT18X18D",), ("DP16KD",)),
+                 {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}, "", "-nodsp", ("MULT18X18D",),
+                 ("DP16KD",)),
     "ice40": Part("ice40", "iCE40UP5K-SG48", 5280, 8, 30, ("--up5k", "--package", "sg48"),
                   {"SB_LUT4": 1}, "-dsp", "", ("SB_MAC16",), ("SB_RAM40_4K",)),
 }

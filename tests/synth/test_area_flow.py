@@ -49,8 +49,8 @@ class WithMemories(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.ram = ram = memory.Memory(shape=16, depth=64, init=[])   # 1024 bits
-        m.submodules.rom = rom = memory.Memory(shape=16, depth=64,
-                                               init=[(i * 40503 + 32768) % 65536 for i in range(64)])
+        words = [(i * 40503 + 32768) % 65536 for i in range(64)]    # all 16 bits in use
+        m.submodules.rom = rom = memory.Memory(shape=16, depth=64, init=words)
         wr, rd, rr = ram.write_port(), ram.read_port(), rom.read_port()
         m.d.comb += [wr.addr.eq(self.addr), wr.data.eq(self.data), wr.en.eq(self.we),
                      rd.addr.eq(self.addr), rr.addr.eq(self.addr), self.y.eq(rd.data ^ rr.data)]
