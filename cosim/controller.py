@@ -27,10 +27,10 @@ SOURCES = {
 }
 #: Streams the harness collects: name -> (domain, valid, ready or None, payload ports).
 SINKS = {
-    "decision": ("sync", "decision__valid", None, ("decision__draft",)),
+    "decision": ("sync", "decision__valid", None, ("decision__payload",)),
     "feedback_out": ("sync", "feedback_out__valid", "feedback_out__ready",
                      ("feedback_out__payload",)),
-    "task": ("sync", "task__start", None, ("task__payload",)),
+    "task": ("sync", "task__valid", None, ("task__payload",)),
     "draft_squash": ("sync", "draft_squash", None, ()),
     "draft_out": ("npu", "draft_out__valid", "draft_out__ready", ("draft_out__payload",)),
 }

@@ -83,7 +83,6 @@ struct Loop {
     }
     // The first of two port names the design has (the controller's decision and task outputs
     // are plain {valid, draft} / {start, payload} signals or always-ready streams).
-    const char* either(const char* a, const char* b) { return ahs_port(h, a) >= 0 ? a : b; }
     int sink(const char* name, int domain, const char* valid, const char* ready,
              const char* payload) {
         int p = port(payload);
@@ -104,14 +103,12 @@ struct Loop {
         check(src_record = source("record", sync, "record"));
         check(src_feedback = source("feedback_in", npu, "feedback_in"));
         check(src_request = source("draft_request", sync, "draft_request"));
-        snk_decision = sink("decision", sync, "decision__valid", nullptr,
-                            either("decision__draft", "decision__payload"));
+        snk_decision = sink("decision", sync, "decision__valid", nullptr, "decision__payload");
         snk_draft_out = sink("draft_out", npu, "draft_out__valid", "draft_out__ready",
                              "draft_out__payload");
         snk_feedback_out = sink("feedback_out", sync, "feedback_out__valid",
                                 "feedback_out__ready", "feedback_out__payload");
-        snk_task = sink("task", sync, either("task__start", "task__valid"), nullptr,
-                        "task__payload");
+        snk_task = sink("task", sync, "task__valid", nullptr, "task__payload");
         check(ahs_sink_ready(h, snk_draft_out, AHS_NEVER, 0, 0, nullptr));
         check(ahs_drive(h, port("task_done"), sync, AHS_ALWAYS, 1.0, 0, nullptr));
         check(ahs_reset(h, sync, 4));

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from ahasd.cosim.harness import SOURCES as HARNESS_SOURCES, port_table
+from ahasd.cosim.build import SOURCES as HARNESS_SOURCES, port_table
 from ahasd.firmware.build import SOURCES as FIRMWARE_SOURCES, STRICT, source_dir
 from ahasd.sim.cache import cache_dir
 from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin

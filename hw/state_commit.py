@@ -69,7 +69,8 @@ class StateCommit(wiring.Component):
         The new state's bursts in address order (same layout as read).
     busy, error, cycles : out
         Running; last start rejected; cycles from ``start`` to the last burst leaving.
-    cmd, cmd_bank, cmd_row, cmd_col, rd_valid, rd_data : the DRAM port.
+    cmd, cmd_bank, cmd_row, cmd_col : the DRAM command port; rd : the read bursts (a valid-only
+        stream, docs/streams.md).
     """
 
     def __init__(self, *, config=DRAMConfig(), d_k=128, d_v=128, max_rank=16):
@@ -107,7 +108,7 @@ class StateCommit(wiring.Component):
             "start": In(1),
             "o_stream": Out(stream.Signature(16 * lanes)),
             "busy": Out(1), "error": Out(1), "cycles": Out(32),
-            "rd_valid": In(1), "rd_data": In(8 * config.burst_bytes),
+            "rd": In(stream.Signature(8 * config.burst_bytes, always_ready=True)),
         }
         sig.update(command_signature(config))
         super().__init__(sig)
@@ -269,15 +270,15 @@ class StateCommit(wiring.Component):
         land_jb = Signal(range(nblk))
         land_i = Signal(range(self.d_k))
         m.d.comb += [kr_port.addr.eq(land_i), ur_port.addr.eq(land_jb),
-                     kr_port.en.eq(self.rd_valid), ur_port.en.eq(self.rd_valid)]
-        with m.If(self.rd_valid):
+                     kr_port.en.eq(self.rd.valid), ur_port.en.eq(self.rd.valid)]
+        with m.If(self.rd.valid):
             with m.If(land_jb == nblk - 1):
                 m.d.sync += [land_jb.eq(0), land_i.eq(Mux(land_i == self.d_k - 1, 0, land_i + 1))]
             with m.Else():
                 m.d.sync += land_jb.eq(land_jb + 1)
         s1_valid = Signal()
         s1_data = Signal(16 * E)
-        m.d.sync += [s1_valid.eq(self.rd_valid), s1_data.eq(self.rd_data)]
+        m.d.sync += [s1_valid.eq(self.rd.valid), s1_data.eq(self.rd.payload)]
 
         s2_valid = Signal()
         s2_data = Signal(16 * E)

@@ -64,10 +64,11 @@ class StateCommitSystem(wiring.Component):
         m.d.comb += [
             self.o_valid.eq(u.o_stream.valid), u.o_stream.ready.eq(self.o_ready),
             d.cmd.eq(u.cmd), d.cmd_bank.eq(u.cmd_bank), d.cmd_row.eq(u.cmd_row),
-            d.cmd_col.eq(u.cmd_col), u.rd_valid.eq(d.rd_valid), u.rd_data.eq(d.rd_data),
+            d.cmd_col.eq(u.cmd_col),
             self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
             self.reads.eq(d.reads),
         ]
+        wiring.connect(m, d.rd, u.rd)
         for w in range(self.words):
             port = getattr(self, f"o_data{w}")
             m.d.comb += port.eq(u.o_stream.payload[64 * w:64 * w + len(port)])

@@ -36,7 +36,14 @@ def scanned_files():
     return files
 
 
+#: Files the project's commands write (not documents of the repository), e.g. `reproduce`'s
+#: summary.md in its output folder.
+OUTPUT_NAMES = {"summary.md"}
+
+
 def _exists(citing, cited):
+    if cited in OUTPUT_NAMES:
+        return True
     candidates = [citing.parent / cited, ROOT / cited]
     if "/" not in cited:
         candidates.append(ROOT / "docs" / cited)
