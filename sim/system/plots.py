@@ -111,22 +111,29 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
 
     # 4. NPU / PIM activity timeline of one run
     if timeline_run is not None:
-        fig, ax = plt.subplots(figsize=(11, 2.8))
-        colours = {"draft": "tab:green", "verify": "tab:blue", "preverify": "tab:red"}
-        devs = sorted({d for d, *_ in timeline_run["timeline"]})
-        end = min(timeline_run["time_s"], 3.0)
-        for dev, kind, t0, t1 in timeline_run["timeline"]:
-            if t0 > end:
-                continue
-            ax.broken_barh([(t0, t1 - t0)], (devs.index(dev) - 0.4, 0.8),
-                           color=colours.get(kind, "grey"))
-        ax.set_yticks(range(len(devs)), devs)
-        ax.set_xlim(0, end)
-        ax.set_xlabel("time (s)")
-        ax.set_title(f"activity of {timeline_run['label']} ({timeline_run['pair']}, "
-                     f"{timeline_run['policy']}): draft green, verify blue, pre-verify red")
-        fig.tight_layout()
-        names.append("timeline.png")
-        fig.savefig(out / names[-1], dpi=100)
-        plt.close(fig)
+        names.append(write_timeline(timeline_run, out / "timeline.png"))
     return names
+
+
+def write_timeline(run, path):
+    """Plot the device activity of one run (a :meth:`SimResult.as_dict` with its ``timeline``)
+    into ``path`` (PNG); return the file name."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(11, 2.8))
+    colours = {"draft": "tab:green", "verify": "tab:blue", "preverify": "tab:red"}
+    devs = sorted({d for d, *_ in run["timeline"]})
+    end = min(run["time_s"], 3.0)
+    for dev, kind, t0, t1 in run["timeline"]:
+        if t0 > end:
+            continue
+        ax.broken_barh([(t0, t1 - t0)], (devs.index(dev) - 0.4, 0.8),
+                       color=colours.get(kind, "grey"))
+    ax.set_yticks(range(len(devs)), devs)
+    ax.set_xlim(0, end)
+    ax.set_xlabel("time (s)")
+    ax.set_title(f"activity of {run['label']} ({run['pair']}, "
+                 f"{run['policy']}): draft green, verify blue, pre-verify red")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path.name

@@ -27,6 +27,13 @@ VERBS = {
     ("regs", "generate"): ("output", ["regs", "generate", "-o", "{}"]),
     ("regs", "check"): ("input", ["regs", "check", "{}"]),
     ("regs", "list"): None,
+    ("simulate",): ("input", ["simulate", "--tokens", "16", "--trace", "{}"]),
+    ("reproduce",): ("output", ["reproduce", "--quick", "--out", "{}"]),
+    ("sweep",): ("output", ["sweep", "--axis", "pim.internal_bw_gbps=100", "--tokens", "16",
+                            "--out", "{}"]),
+    ("specla", "verify"): ("input", ["specla", "verify", "{}"]),
+    ("specla", "bench"): ("output", ["specla", "bench", "--out", "{}"]),
+    ("fpga",): ("output", ["fpga", "ecp5", "gts", "--build-dir", "{}"]),
 }
 
 

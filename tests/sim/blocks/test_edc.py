@@ -162,5 +162,5 @@ def test_anchor_bucket_is_float32_and_clamped():
     assert int(8.760951042175293 / 10 * 7.99) == 6       # what float64 arithmetic would give
     assert edc._anchor_bucket(1e300) == 7 and edc._anchor_bucket(math.inf) == 7
     assert edc._anchor_bucket(-1e300) == 0
-    with pytest.raises(ValueError, match="entropy must be a number, not NaN"):
+    with pytest.raises(ValueError, match="entropy_nats must be a finite number >= 0, not nan"):
         edc.draft(math.nan)
