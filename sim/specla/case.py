@@ -148,6 +148,8 @@ def read_case(path):
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise ValueError(f"line {line}: not UTF-8 text (byte 0x{data[error.start]:02x} at "
                          f"column {column})") from None
+    if not text.strip():
+        raise ValueError("line 1: empty case (one JSON object expected)")
     return parse_case(text)
 
 

@@ -104,7 +104,7 @@ def test_bad_inputs(tmp_path, capsys, verb):
         if kind == "binary":
             assert "line 1: " in err, err
         elif kind == "empty":
-            assert "line 1: empty trace" in err
+            assert "line 1: empty" in err
         else:
             assert str(path) in err, (kind, err)
 
