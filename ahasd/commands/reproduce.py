@@ -11,13 +11,15 @@ CSV_FIELDS = ["acceptance_pair", "pair", "policy", "system", "ablation", "label"
 
 
 def register(sub):
+    from ahasd.args import TOKENS_MAX, integer
     p = sub.add_parser(
         "reproduce", help="run the paper's grid and write tables, plots and the summary",
         description="Every pair x policy x system and AHASD ablation step (plus an acceptance "
                     "sweep), written as CSV/JSON, PNG plots, summary.json and summary.md beside "
                     "the paper's headlines.")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
-    p.add_argument("--tokens", type=int, default=1024)
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=1024,
+                   help=f"tokens per cell, 1..{TOKENS_MAX:,} (default 1024)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2, help="local worker processes (1: none)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",

@@ -11,6 +11,7 @@ JSON_KEYS = ["tokens", "time_s", "throughput_tok_s", "energy_mj", "tokens_per_mj
 
 
 def register(sub):
+    from ahasd.args import TOKENS_MAX, integer
     p = sub.add_parser(
         "simulate", help="simulate one system (AHASD or a baseline) on one model pair",
         description="Run the event-driven system simulator: golden speculative decoding timed "
@@ -22,7 +23,8 @@ def register(sub):
     p.add_argument("--ablation", default="tvc",
                    help="AHASD step: async, aau, edc or tvc (full AHASD, default)")
     p.add_argument("--edc", default="committed", help="EDC variant: committed or anchor")
-    p.add_argument("--tokens", type=int, default=None, help="tokens to generate (default 1024)")
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
+                   help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 1024)")
     p.add_argument("--acceptance-pair", default="ngram3-5",
                    help="golden language-model pair (ngram3-5, ngram4-5, ngram5-5h, ngram5-5x)")
     p.add_argument("--trace", default=None, metavar="FILE",

@@ -6,6 +6,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub):
+    from ahasd.args import TOKENS_MAX, integer
     p = sub.add_parser(
         "sweep", help="sweep parameters of the system simulator (local processes or dask)",
         description="Run the cartesian product of the --axis value lists and write sweep.csv, "
@@ -16,7 +17,8 @@ def register(sub):
     p.add_argument("--system", default="ahasd")
     p.add_argument("--pair", default="opt")
     p.add_argument("--policy", default="adaedl")
-    p.add_argument("--tokens", type=int, default=256)
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=256,
+                   help=f"tokens per point, 1..{TOKENS_MAX:,} (default 256)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2, help="local worker processes (1: none)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
