@@ -39,7 +39,7 @@ def test_simulate_text(capsys):
     (["--system", "tpu"], "--system must be one of gpu, phone-gpu, specpim, npu-lpddr5, ahasd"),
     (["--ablation", "x"], "--ablation must be one of async, aau, edc, tvc, not 'x'"),
     (["--edc", "x"], "--edc must be one of committed, anchor, not 'x'"),
-    (["--tokens", "0"], "--tokens must be a positive integer, not 0"),
+    (["--tokens", "0"], "argument --tokens: must be an integer in 1..100000, not 0"),
     (["--set", "pim.bogus=1"], "unknown key pim.bogus"),
     (["--set", "gpu.mem_bw_gbps=-3"], "gpu.mem_bw_gbps must be > 0, not -3"),
     (["--set", "npu.bw_util=2"], "npu.bw_util must be in (0, 1], not 2"),
