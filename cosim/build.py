@@ -16,7 +16,7 @@ from importlib import resources
 from ahasd.sim.cache import cache_dir
 from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin
 
-__all__ = ["SOURCES", "build", "port_table", "cpp_name"]
+__all__ = ["SOURCES", "build", "cached_build", "verilate", "port_table", "cpp_name"]
 
 #: The harness sources copied into every build (the first two are the C API for other users).
 SOURCES = ("harness.h", "harness_core.h", "harness.cpp", "harness_io.cpp", "harness_main.cpp")
@@ -78,41 +78,52 @@ def _check_ports(verilog, top, ports):
         raise ValueError(f"{', '.join(missing)}: not a port of module {top}")
 
 
-def build(verilog, top, ports):
-    """Compile ``verilog`` (top ``top``, ``ports`` as in :func:`port_table`) with the harness;
-    return the binary's path (cached by content)."""
-    _check_ports(verilog, top, ports)
-    glue = port_table(top, ports)
-    sources = _sources()
-    key_text = verilog + glue + "".join(sources[name] for name in SOURCES)
-    key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-    folder = cache_dir() / "verilated" / f"{top}-{key}"
-    binary = folder / f"V{top}"
+def cached_build(stem, binary_name, texts, make):
+    """The binary ``binary_name`` built from ``texts`` ({file name: text}, written into a fresh
+    folder) by ``make(folder)``, cached under ``cache_dir()/verilated/<stem>-<key>`` where the key
+    hashes the texts in order. A build happens in a temporary folder that an atomic rename
+    publishes, so a half-built binary is never seen and concurrent builds of one design are safe.
+    """
+    key = hashlib.sha256("".join(texts.values()).encode()).hexdigest()[:16]
+    folder = cache_dir() / "verilated" / f"{stem}-{key}"
+    binary = folder / binary_name
     if binary.exists():
         return binary
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    (tmp / f"{top}.v").write_text(verilog)
-    (tmp / "ports.cpp").write_text(glue)
-    for name, text in sources.items():
+    for name, text in texts.items():
         (tmp / name).write_text(text)
-    cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
-           "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}",
-           "--Mdir", str(tmp / "obj"),
-           "-o", str(tmp / binary.name),
-           f"{top}.v", "ports.cpp", "harness.cpp", "harness_io.cpp", "harness_main.cpp"]
-    # -Wno-fatal only here: the build must not stop on style warnings that `lint` already
-    # checks strictly with -Wall and the documented waivers.
-    result = subprocess.run(cmd, cwd=tmp, env=tool_env(), capture_output=True, text=True)
-    if result.returncode != 0:
-        raise VerilatorError(f"verilator build of {top} failed:\n"
-                             f"{result.stdout[-4000:]}{result.stderr[-4000:]}")
+    make(tmp)
     shutil.rmtree(tmp / "obj", ignore_errors=True)
     try:
-        tmp.rename(folder)  # atomic: a half-built model is never seen under `folder`
+        tmp.rename(folder)
     except OSError:  # another process finished the same build first
         shutil.rmtree(tmp, ignore_errors=True)
     if not binary.exists():
-        raise VerilatorError(f"verilator build of {top} left no binary at {binary}")
+        raise VerilatorError(f"the build of {stem} left no binary at {binary}")
     return binary
+
+
+def verilate(folder, top, binary_name, files, *, what=None):
+    """Run ``verilator --cc --exe --build`` in ``folder`` on ``files`` (Verilog, C++ and object
+    files there) into ``folder/binary_name``."""
+    cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", top,
+           "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{folder}",
+           "--Mdir", str(folder / "obj"), "-o", str(folder / binary_name), *files]
+    # -Wno-fatal only here: the build must not stop on style warnings that `lint` already
+    # checks strictly with -Wall and the documented waivers.
+    result = subprocess.run(cmd, cwd=folder, env=tool_env(), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise VerilatorError(f"verilator build of {what or top} failed:\n"
+                             f"{result.stdout[-4000:]}{result.stderr[-4000:]}")
+
+
+def build(verilog, top, ports):
+    """Compile ``verilog`` (top ``top``, ``ports`` as in :func:`port_table`) with the harness;
+    return the binary's path (cached by content)."""
+    _check_ports(verilog, top, ports)
+    texts = {f"{top}.v": verilog, "ports.cpp": port_table(top, ports), **_sources()}
+    cpp = [name for name in SOURCES if name.endswith(".cpp")]
+    return cached_build(top, f"V{top}", texts,
+                        lambda tmp: verilate(tmp, top, f"V{top}", [f"{top}.v", "ports.cpp", *cpp]))

@@ -8,18 +8,13 @@ scenario (e.g. from :func:`ahasd.cosim.fw_golden.scenario`) and parses the answe
 :class:`LoopResult`. Builds are cached by content like the harness's.
 """
 
-import hashlib
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 
-from ahasd.cosim.build import SOURCES as HARNESS_SOURCES, port_table
+from ahasd.cosim.build import SOURCES as HARNESS_SOURCES, cached_build, port_table, verilate
 from ahasd.firmware.build import SOURCES as FIRMWARE_SOURCES, STRICT, source_dir
-from ahasd.sim.cache import cache_dir
-from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin
 
 __all__ = ["LoopError", "LoopResult", "build", "run"]
 
@@ -61,49 +56,30 @@ def _controller(params):
 def build(params):
     """The loop binary for ``Controller(**params)`` (cached by content)."""
     verilog, ports = _controller(params)
-    glue = port_table(TOP, ports)
     cosim = resources.files("ahasd.cosim")
-    texts = {name: (cosim / name).read_text() for name in (*CORE, "fw_loop.cpp")}
     fw = source_dir()
-    fw_texts = {name: (fw / name).read_text()
-                for name in (*FIRMWARE_SOURCES, "ahasd_driver.h", "ahasd_regs.h")}
-    key = hashlib.sha256("".join([verilog, glue, *texts.values(), *fw_texts.values()]).encode())
-    folder = cache_dir() / "verilated" / f"fw_loop-{key.hexdigest()[:16]}"
-    binary = folder / "fw_loop"
-    if binary.exists():
-        return binary
-    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / f"{TOP}.v").write_text(verilog)
-    (tmp / "ports.cpp").write_text(glue)
-    for name, text in {**texts, **fw_texts}.items():
-        (tmp / name).write_text(text)
+    texts = {f"{TOP}.v": verilog, "ports.cpp": port_table(TOP, ports),
+             **{name: (cosim / name).read_text() for name in (*CORE, "fw_loop.cpp")},
+             **{name: (fw / name).read_text()
+                for name in (*FIRMWARE_SOURCES, "ahasd_driver.h", "ahasd_regs.h")}}
     cc = shutil.which("gcc") or shutil.which("cc")
     if not cc:
         raise LoopError("no host C compiler (gcc or cc) on PATH for the firmware")
-    objects = []
-    for name in FIRMWARE_SOURCES:   # C, strict, compiled as C (not as C++ by verilator)
-        obj = tmp / name.replace(".c", ".o")
-        result = subprocess.run([cc, *STRICT, "-O2", "-c", str(tmp / name), "-o", str(obj)],
-                                capture_output=True, text=True)
-        if result.returncode:
-            raise LoopError(f"firmware build failed:\n{result.stderr}")
-        objects.append(str(obj))
-    cmd = [verilator_bin(), "--cc", "--exe", "--build", "-j", "2", "--top-module", TOP,
-           "-Wno-fatal", "-MAKEFLAGS", "OPT_FAST=-O2", "-CFLAGS", "-O2", "-CFLAGS", f"-I{tmp}",
-           "--Mdir", str(tmp / "obj"), "-o", str(tmp / binary.name), f"{TOP}.v", "ports.cpp",
-           *(name for name in CORE if name.endswith(".cpp")), "fw_loop.cpp", *objects]
-    result = subprocess.run(cmd, cwd=tmp, env=tool_env(), capture_output=True, text=True)
-    if result.returncode:
-        raise VerilatorError(f"verilator build of the firmware loop failed:\n"
-                             f"{result.stdout[-4000:]}{result.stderr[-4000:]}")
-    shutil.rmtree(tmp / "obj", ignore_errors=True)
-    try:
-        tmp.rename(folder)   # atomic publish, as ahasd.cosim.harness.build
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return binary
+
+    def make(tmp):
+        objects = []
+        for name in FIRMWARE_SOURCES:   # C, strict, compiled as C (not as C++ by verilator)
+            obj = tmp / name.replace(".c", ".o")
+            result = subprocess.run([cc, *STRICT, "-O2", "-c", str(tmp / name), "-o", str(obj)],
+                                    capture_output=True, text=True)
+            if result.returncode:
+                raise LoopError(f"firmware build failed:\n{result.stderr}")
+            objects.append(str(obj))
+        verilate(tmp, TOP, "fw_loop",
+                 [f"{TOP}.v", "ports.cpp", *(name for name in CORE if name.endswith(".cpp")),
+                  "fw_loop.cpp", *objects], what="the firmware loop")
+
+    return cached_build("fw_loop", "fw_loop", texts, make)
 
 
 def _line(op):
