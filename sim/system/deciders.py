@@ -21,6 +21,8 @@ __all__ = ["Deciders", "ScaledDeciders", "GoldenDeciders"]
 class Deciders:
     """Interface the engine uses (all cycle counts are integers)."""
 
+    #: where the decisions come from (the ``deciders`` entry of a result's ``config``)
+    kind = "custom"
     #: counts of saturated TVC table records and of decisions taken on a saturated table
     saturated_records = 0
     saturated_decisions = 0
@@ -108,7 +110,6 @@ class GoldenDeciders(ScaledDeciders):
         :class:`ahasd.sim.blocks.edc.EDCParams` fields.
     """
 
-    #: where the decisions come from (the ``deciders`` entry of a result's ``config``)
     kind = "golden"
 
     def __init__(self, *, edc_variant="committed", freq_ratio, tvc_params=None, edc_params=None,
