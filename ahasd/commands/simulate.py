@@ -36,6 +36,9 @@ def register(sub):
     p.add_argument("--config", default=None, metavar="FILE",
                    help="a platform TOML to use instead of the shipped one (same keys)")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--rtl", action="store_true",
+                   help="take the EDC and TVC decisions from the Verilated controller top "
+                        "(needs Verilator; AHASD with --ablation edc or tvc, --edc committed)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -59,6 +62,8 @@ def run(args):
     _choice("edc", args.edc, ["committed", "anchor"])
     if args.tokens is not None and args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
+    if args.rtl:
+        _check_rtl(args)
     trace = None
     try:
         if args.trace is not None:
@@ -69,10 +74,17 @@ def run(args):
                 raise CliError(f"cannot read trace {args.trace}: {e.strerror}") from None
         from ahasd.sim.system.config import load_config
         cfg = load_config(args.overrides, platform_path=args.config)
-        r = simulate(args.system, args.pair, args.policy, ablation=args.ablation, edc=args.edc,
-                     cfg=cfg,
-                     tokens=args.tokens, acceptance_pair=args.acceptance_pair, trace=trace,
-                     offload=args.offload, overrides=args.overrides, seed=args.seed)
+        made = []
+        factory = _rtl_factory(cfg, made) if args.rtl else None
+        try:
+            r = simulate(args.system, args.pair, args.policy, ablation=args.ablation,
+                         edc=args.edc, cfg=cfg, tokens=args.tokens,
+                         acceptance_pair=args.acceptance_pair, trace=trace,
+                         offload=args.offload, overrides=args.overrides, seed=args.seed,
+                         deciders_factory=factory)
+        finally:
+            for deciders in made:
+                deciders.close()
     except ValueError as e:  # ConfigError, CapacityError, TraceError, bad names
         msg = str(e)
         if args.trace is not None and "line" in msg:
@@ -91,8 +103,35 @@ def run(args):
           f"verification, mean draft length {r.mean_draft_len:.2f}; {r.squashed} batches "
           f"squashed, {r.edc_suppressed} EDC stops, {r.preverifies} pre-verifications "
           f"({r.preverify_rejects} found a rejection)")
+    if r.config["deciders"] == "rtl":
+        print("  EDC and TVC decisions from the Verilated controller top (--rtl)")
     for name, dv in r.devices.items():
         print(f"  {name:10s} busy {dv['busy_s']:.3f} s, idle {dv['idle_s']:.3f} s")
     for note in r.offloaded:
         print(f"  offload: {note}")
     return 0
+
+
+def _check_rtl(args):
+    """--rtl needs EDC or TVC to take decisions from, and the EDC variant the RTL implements."""
+    from ahasd.cli import CliError
+    if args.system != "ahasd" or args.ablation not in ("edc", "tvc"):
+        what = args.system if args.system != "ahasd" else f"ahasd --ablation {args.ablation}"
+        raise CliError(f"--rtl takes the EDC and TVC decisions from the RTL, and {what} has "
+                       f"neither (use --system ahasd --ablation edc or tvc)")
+    if args.edc != "committed":
+        raise CliError(f"--rtl runs the EDC RTL, which implements the committed variant only, "
+                       f"not --edc {args.edc}")
+
+
+def _rtl_factory(cfg, made):
+    """A deciders factory for the runner: the Verilated controller top with the configuration's
+    queue depths; each instance built is appended to ``made`` (to be closed)."""
+    from ahasd.cosim.deciders import RtlDeciders
+    ctl = cfg.controller
+    depths = (ctl.draft_queue_depth, ctl.feedback_queue_depth, ctl.preverify_queue_depth)
+
+    def factory(**kwargs):
+        made.append(RtlDeciders(queue_depths=depths, **kwargs))
+        return made[-1]
+    return factory

@@ -2,8 +2,12 @@
 
 Decoding comes from the golden model (a live n-gram pair from :mod:`ahasd.sim.decoding.pairs`,
 or a recorded trace); timing and energy from :class:`ahasd.sim.system.systems.Timing`; the EDC
-and TVC that decide from :class:`ahasd.sim.system.deciders.GoldenDeciders` (or any
-:class:`~ahasd.sim.system.deciders.Deciders` passed as ``deciders``). BanditSpec's cost model is
+and TVC that decide from :class:`ahasd.sim.system.deciders.GoldenDeciders`, or from what
+``deciders_factory`` builds with the same keyword arguments (``ahasd simulate --rtl`` passes
+:class:`ahasd.cosim.deciders.RtlDeciders`, the Verilated controller top), or from a ready
+:class:`~ahasd.sim.system.deciders.Deciders` passed as ``deciders``. The result's
+``config["deciders"]`` names the source (the implementation's ``kind``: ``golden``, ``rtl``; or
+``none`` for a system without EDC and TVC). BanditSpec's cost model is
 the system's own: draft cost 1 per token, verify cost = one 4-token verification over one draft
 token on that system. SpecDec++'s acceptance predictor is fitted once per (pair, seed) and reused.
 
@@ -95,8 +99,14 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
              tokens=None, acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
-             tvc_params=None, edc_params=None, max_files=None, greedy=False):
-    """Run one configuration; return a :class:`SimResult`."""
+             tvc_params=None, edc_params=None, max_files=None, greedy=False,
+             deciders_factory=None):
+    """Run one configuration; return a :class:`SimResult`.
+
+    ``deciders_factory`` (default :class:`GoldenDeciders`) is called with the keyword arguments
+    of :class:`GoldenDeciders` resolved from the configuration, when the system has EDC or TVC
+    and no ``deciders`` is given; a system without them never calls it.
+    """
     import numpy as np  # noqa: F401 - the sources need it
 
     from ahasd.sim.decoding import golden
@@ -144,9 +154,10 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     if deciders is None and (spec.edc or spec.tvc):
         ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
         tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
-        deciders = GoldenDeciders(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
-                                  tvc_params=tvc_params, edc_params=edc_params,
-                                  prescale_bits=cfg.controller.tvc_prescale_bits)
+        factory = deciders_factory or GoldenDeciders
+        deciders = factory(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
+                           tvc_params=tvc_params, edc_params=edc_params,
+                           prescale_bits=cfg.controller.tvc_prescale_bits)
     if spec.tvc:
         kv0 = len(prompt) + n_tokens // 2   # offline profile at the run's mean KV length
         deciders.tvc_preset("nvct", int(timing.verify(4, kv0)[0] * timing.npu_hz), kv0)
@@ -200,5 +211,7 @@ def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, 
         edc_suppressed=st.edc_suppressed, gts_switches=st.gts_switches,
         tvc_saturated_records=getattr(deciders, "saturated_records", 0),
         tvc_saturated_decisions=getattr(deciders, "saturated_decisions", 0),
-        energy_breakdown_mj=breakdown, config=cfg.as_dict(),
+        energy_breakdown_mj=breakdown,
+        config={**cfg.as_dict(), "deciders": (getattr(deciders, "kind", "custom")
+                                              if spec.edc or spec.tvc else "none")},
         timeline=st.timeline if keep_timeline else [])
