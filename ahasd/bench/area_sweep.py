@@ -228,10 +228,11 @@ def _trace_summary(name, events, source):
             "constant_accuracy": round(max(full, 1 - full), 6)}
 
 
-def record_traces(folder, *, pairs=TRACE_PAIRS, tokens=4000, seed=0):
+def record_traces(folder, *, pairs=TRACE_PAIRS, tokens=4000, seed=0, progress=None):
     """Record one golden decoding trace per pair into ``folder/<pair>.jsonl`` (fixed draft
     length 4, up to 4 look-ahead batches, no EDC gating, so that every draft is a decision to
-    score); return ``[(name, events, summary)]``."""
+    score); return ``[(name, events, summary)]``. ``progress(tokens done)`` is called as the
+    decoders commit tokens (all pairs counted together)."""
     import numpy as np
 
     from ahasd.sim.decoding import golden
@@ -241,11 +242,12 @@ def record_traces(folder, *, pairs=TRACE_PAIRS, tokens=4000, seed=0):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = []
-    for name in pairs:
+    for n, name in enumerate(pairs):
         pair = load_named_pair(name)
+        done = (lambda k, base=n * tokens: progress(base + k)) if progress else None
         result = decode(pair.draft, pair.target, pair.tokenizer.encode(golden.PROMPTS[0]),
                         n_tokens=tokens, policy=golden.build_policy("fixed", pair, seed=seed),
-                        rng=np.random.default_rng(seed),
+                        rng=np.random.default_rng(seed), progress=done,
                         meta={"pair": name, "edc": "off", "seed": seed})
         path = folder / f"{name}.jsonl"
         trace.write(result.records, path)

@@ -20,7 +20,7 @@ _TOKENS = {"system": 256, "area": 4000}
 
 
 def register(sub):
-    from ahasd.args import TOKENS_MAX, integer
+    from ahasd.args import TOKENS_MAX, integer, seed
     p = sub.add_parser(
         "sweep", help="sweep parameters of the system simulator or block areas (local "
                       "processes or dask)",
@@ -48,7 +48,9 @@ def register(sub):
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
                    help=f"system: tokens per point (default 256); area: tokens per recorded "
                         f"golden trace (default 4000); 1..{TOKENS_MAX:,}")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0,
+                   help="random seed of the decoding (system) or of the recorded traces "
+                        "(area), 0..2**64-1 (default 0)")
     p.add_argument("--trace", action="append", type=Path, metavar="FILE",
                    help="area: score the EDC on this recorded ahasd-trace instead of recording "
                         "the golden pairs' traces (repeatable)")
@@ -105,7 +107,6 @@ def _system(args):
 
 
 def _area(args):
-    import sys
     import time
 
     from ahasd.bench import area_sweep
@@ -129,10 +130,12 @@ def _area(args):
         if args.trace:
             traces = [area_sweep.file_trace(path, path.stem) for path in args.trace]
         else:
-            print(f"recording golden traces ({', '.join(area_sweep.TRACE_PAIRS)}, "
-                  f"{args.tokens} tokens each)", file=sys.stderr)
-            traces = area_sweep.record_traces(out / "traces", tokens=args.tokens,
-                                              seed=args.seed)
+            pairs = area_sweep.TRACE_PAIRS
+            with progress(f"recording golden traces ({', '.join(pairs)})",
+                          len(pairs) * args.tokens) as update:
+                traces = area_sweep.record_traces(out / "traces", pairs=pairs,
+                                                  tokens=args.tokens, seed=args.seed,
+                                                  progress=update)
     with progress(f"synthesising {len(points)} points", len(points)) as update:
         done = [0]
 

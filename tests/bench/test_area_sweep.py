@@ -74,6 +74,10 @@ def test_cli_bad_input(capsys, tmp_path):
     one_line_error(capsys, ["sweep", "area", "--axis", "edc.history_depth=2", "--trace",
                             tmp_path / "missing.jsonl", *out], str(tmp_path / "missing.jsonl"))
     one_line_error(capsys, ["sweep", "volume", *out], "invalid choice: 'volume'")
+    one_line_error(capsys, ["sweep", "area", "--seed", "-1", *out],
+                   "argument --seed: must be an integer in 0..")
+    one_line_error(capsys, ["sweep", "area", "--jobs", "0", *out],
+                   "--jobs must be a positive integer, not 0")
 
 
 @pytest.fixture(scope="module")
