@@ -7,6 +7,7 @@ simulator's configuration, EDC parameters and the acceptance level
 decoding traces. Both run their points through :func:`ahasd.sim.system.parallel.run_cells`.
 """
 
+import math
 from pathlib import Path
 
 __all__ = ["register", "run"]
@@ -81,9 +82,20 @@ def run(args):
     return _system(args)
 
 
+def _counter(update):
+    """``run_cells``' per-cell callback -> ``update(cells done)`` of :func:`ahasd.progress`."""
+    done = [0]
+
+    def step():
+        done[0] += 1
+        update(done[0])
+    return step
+
+
 def _system(args):
     from ahasd.cli import CliError
     from ahasd.commands.simulate import PAIRS, POLICIES, SYSTEMS, _choice
+    from ahasd.progress import progress
     from ahasd.sim.system.sweep import parse_axis, run_sweep
 
     if not args.axis:
@@ -91,14 +103,23 @@ def _system(args):
     _choice("system", args.system, SYSTEMS)
     _choice("pair", args.pair, PAIRS)
     _choice("policy", args.policy, POLICIES)
+    from ahasd.files import output_dir
     try:
         axes = [parse_axis(a) for a in args.axis]
-        rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
-                         system=args.system, pair=args.pair, policy=args.policy,
-                         tokens=args.tokens, seed=args.seed)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    output_dir(args.out, "--out")                       # before any work
+    try:
+        total = math.prod(len(values) for _, values in axes)
+        with progress(f"simulating {total} points", total) as update:
+            rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
+                             system=args.system, pair=args.pair, policy=args.policy,
+                             tokens=args.tokens, seed=args.seed, progress=_counter(update))
     except ValueError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. an unreachable scheduler
+        if args.scheduler is None:
+            raise
         raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
     bad = [r["error"] for r in rows if "error" in r]
     print(f"{len(rows)} points written to {args.out}/sweep.csv"
@@ -137,15 +158,10 @@ def _area(args):
                                                   tokens=args.tokens, seed=args.seed,
                                                   progress=update)
     with progress(f"synthesising {len(points)} points", len(points)) as update:
-        done = [0]
-
-        def step():
-            done[0] += 1
-            update(done[0])
         try:
             rows = area_sweep.run_area_sweep(points, out, traces=traces, build_dir=build,
                                              jobs=args.jobs, scheduler=args.scheduler,
-                                             progress=step)
+                                             progress=_counter(update))
         except OSError as e:
             if args.scheduler is None:
                 raise
