@@ -75,7 +75,7 @@ def plot_area(rows, path):
                 ax.plot([p[0] for p in pts], [p[1]["total_mm2"] for p in pts], marker="o",
                         label=label)
             values = sorted({p[0] for _, pts in lines for p in pts})
-            if x != "feedback_depth" and all(v > 0 for v in values) and max(values) / min(values) >= 4:
+            if all(v > 0 for v in values) and max(values) / min(values) >= 4:
                 ax.set_xscale("log", base=2)
             ax.set_xticks(values, [str(v) for v in values])
             ax.set_xlabel(f"{block} {x}")

@@ -16,7 +16,8 @@ TINY = [{"block": "edc", "history_depth": d, "bucket_bits": 1, "llr_bits": 1} fo
 
 
 @pytest.mark.parametrize("text, message", [
-    ("nope.depth=1", r"unknown block 'nope' in axis nope\.depth \(area sweeps: edc, queues, gemv\)"),
+    ("nope.depth=1",
+     r"unknown block 'nope' in axis nope\.depth \(area sweeps: edc, queues, gemv\)"),
     ("edc.size=3", r"edc has no sweep parameter 'size' \(known: history_depth, "),
     ("edc.history_depth=4,4.5", r"edc\.history_depth values must be integers, not '4\.5'"),
     ("edc.history_depth=" + "9" * 40, r"values must be integers, not '9999"),
@@ -68,7 +69,8 @@ def test_cli_bad_input(capsys, tmp_path):
                    "--policy applies to the system sweep, not to the area sweep")
     one_line_error(capsys, ["sweep", "--trace", "t.jsonl", "--axis", "npu.int8_tops=8", *out],
                    "--trace applies to the area sweep, not to the system sweep")
-    one_line_error(capsys, ["sweep", "--out", tmp_path], "the system sweep needs at least one --axis")
+    one_line_error(capsys, ["sweep", "--out", tmp_path],
+                   "the system sweep needs at least one --axis")
     one_line_error(capsys, ["sweep", "area", "--axis", "queues.draft_depth=16", "--trace",
                             tmp_path / "t.jsonl", *out], "--trace scores EDC points")
     one_line_error(capsys, ["sweep", "area", "--axis", "edc.history_depth=2", "--trace",
