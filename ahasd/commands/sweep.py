@@ -1,25 +1,62 @@
-"""``ahasd sweep``: sweep configuration figures, EDC parameters and the acceptance level."""
+"""``ahasd sweep [system|area]``: the one sweep framework (local processes or dask).
 
+``system`` (the default kind, ``ahasd sweep --axis ...``) sweeps figures of the system
+simulator's configuration, EDC parameters and the acceptance level
+(:mod:`ahasd.sim.system.sweep`). ``area`` synthesises blocks over their parameters
+(:mod:`ahasd.bench.area_sweep`) and scores each EDC point's prediction accuracy on recorded golden
+decoding traces. Both run their points through :func:`ahasd.sim.system.parallel.run_cells`.
+"""
+
+import math
 from pathlib import Path
 
 __all__ = ["register", "run"]
 
+KINDS = ("system", "area")
+#: Options of one kind only (dest -> kind), refused with the other.
+_ONLY = {"system": "system", "pair": "system", "policy": "system",
+         "trace": "area", "build_dir": "area"}
+_SYSTEM_DEFAULTS = {"system": "ahasd", "pair": "opt", "policy": "adaedl"}
+_TOKENS = {"system": 256, "area": 4000}
+
 
 def register(sub):
-    from ahasd.args import TOKENS_MAX, integer
+    from ahasd.args import TOKENS_MAX, integer, seed
     p = sub.add_parser(
-        "sweep", help="sweep parameters of the system simulator (local processes or dask)",
-        description="Run the cartesian product of the --axis value lists and write sweep.csv, "
-                    "sweep.json and sweep.png. Axes: any SECTION.KEY of the configuration (e.g. "
-                    "pim.internal_bw_gbps, npu.int8_tops, controller.max_lookahead_batches), "
-                    "edc.h_max_nats / edc.bucket_bits / edc.llr_bits (PHT size), acceptance_pair.")
-    p.add_argument("--axis", action="append", required=True, metavar="KEY=V1,V2,...")
-    p.add_argument("--system", default="ahasd")
-    p.add_argument("--pair", default="opt")
-    p.add_argument("--policy", default="adaedl")
-    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=256,
-                   help=f"tokens per point, 1..{TOKENS_MAX:,} (default 256)")
-    p.add_argument("--seed", type=int, default=0)
+        "sweep", help="sweep parameters of the system simulator or block areas (local "
+                      "processes or dask)",
+        description="system (default): run the cartesian product of the --axis value lists "
+                    "through the system simulator. Axes: any SECTION.KEY of the configuration "
+                    "(e.g. pim.internal_bw_gbps, npu.int8_tops, "
+                    "controller.max_lookahead_batches), edc.h_max_nats / edc.bucket_bits / "
+                    "edc.llr_bits (PHT size), acceptance_pair. "
+                    "area: synthesise blocks over BLOCK.PARAM axes (edc.history_depth, "
+                    "edc.bucket_bits, edc.llr_bits, edc.counter_bits, edc.fifo_depth_log2, "
+                    "queues.draft_depth, queues.feedback_depth, queues.preverify_depth, "
+                    "gemv.burst_bytes, gemv.max_n; per block the cartesian product of its axes; "
+                    "without --axis the default grid of 16 points), and score each EDC point's "
+                    "prediction accuracy on golden decoding traces (recorded for the n-gram "
+                    "pairs ngram3-5 and ngram4-5, or --trace files). Both write sweep.csv, "
+                    "sweep.json and sweep.png into --out; area also edc_area_accuracy.png, "
+                    "traces.json and timing.json.")
+    p.add_argument("kind", nargs="?", choices=KINDS, default="system",
+                   help="what to sweep (default: system)")
+    p.add_argument("--axis", action="append", metavar="KEY=V1,V2,...",
+                   help="a swept parameter and its values (repeatable; system: required)")
+    p.add_argument("--system", default=None, help="system: the simulated system (default ahasd)")
+    p.add_argument("--pair", default=None, help="system: the model pair (default opt)")
+    p.add_argument("--policy", default=None, help="system: the drafting policy (default adaedl)")
+    p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
+                   help=f"system: tokens per point (default 256); area: tokens per recorded "
+                        f"golden trace (default 4000); 1..{TOKENS_MAX:,}")
+    p.add_argument("--seed", type=seed, default=0,
+                   help="random seed of the decoding (system) or of the recorded traces "
+                        "(area), 0..2**64-1 (default 0)")
+    p.add_argument("--trace", action="append", type=Path, metavar="FILE",
+                   help="area: score the EDC on this recorded ahasd-trace instead of recording "
+                        "the golden pairs' traces (repeatable)")
+    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
+                   help="area: where synthesis runs (default build/sweep)")
     p.add_argument("--jobs", type=int, default=2, help="local worker processes (1: none)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="a dask.distributed scheduler address (tcp://host:port)")
@@ -29,26 +66,107 @@ def register(sub):
 
 def run(args):
     from ahasd.cli import CliError
+    for dest, kind in _ONLY.items():
+        if getattr(args, dest) is not None and kind != args.kind:
+            option = "--" + dest.replace("_", "-")
+            raise CliError(f"{option} applies to the {kind} sweep, not to the {args.kind} sweep")
+    if args.jobs < 1:
+        raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
+    if args.tokens is None:
+        args.tokens = _TOKENS[args.kind]
+    if args.kind == "area":
+        return _area(args)
+    for dest, default in _SYSTEM_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+    return _system(args)
+
+
+def _counter(update):
+    """``run_cells``' per-cell callback -> ``update(cells done)`` of :func:`ahasd.progress`."""
+    done = [0]
+
+    def step():
+        done[0] += 1
+        update(done[0])
+    return step
+
+
+def _system(args):
+    from ahasd.cli import CliError
     from ahasd.commands.simulate import PAIRS, POLICIES, SYSTEMS, _choice
+    from ahasd.progress import progress
     from ahasd.sim.system.sweep import parse_axis, run_sweep
 
+    if not args.axis:
+        raise CliError("the system sweep needs at least one --axis KEY=V1,V2,...")
     _choice("system", args.system, SYSTEMS)
     _choice("pair", args.pair, PAIRS)
     _choice("policy", args.policy, POLICIES)
-    if args.tokens < 1:
-        raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
-    if args.jobs < 1:
-        raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
+    from ahasd.files import output_dir
     try:
         axes = [parse_axis(a) for a in args.axis]
-        rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
-                         system=args.system, pair=args.pair, policy=args.policy,
-                         tokens=args.tokens, seed=args.seed)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    output_dir(args.out, "--out")                       # before any work
+    try:
+        total = math.prod(len(values) for _, values in axes)
+        with progress(f"simulating {total} points", total) as update:
+            rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
+                             system=args.system, pair=args.pair, policy=args.policy,
+                             tokens=args.tokens, seed=args.seed, progress=_counter(update))
     except ValueError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. an unreachable scheduler
+        if args.scheduler is None:
+            raise
         raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
     bad = [r["error"] for r in rows if "error" in r]
     print(f"{len(rows)} points written to {args.out}/sweep.csv"
           + (f"; {len(bad)} could not run: {bad[0]}" if bad else ""))
     return 0
+
+
+def _area(args):
+    import time
+
+    from ahasd.bench import area_sweep
+    from ahasd.cli import CliError
+    from ahasd.files import output_dir
+    from ahasd.progress import progress
+    try:
+        points = (area_sweep.grid_of_axes([area_sweep.parse_axis(a) for a in args.axis])
+                  if args.axis else list(area_sweep.DEFAULT_GRID))
+        for p in points:
+            area_sweep.check_point(p)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    if args.trace and not any(p["block"] == "edc" for p in points):
+        raise CliError("--trace scores EDC points, and this sweep has none")
+    out = output_dir(args.out, "--out")                 # before any work
+    build = output_dir(args.build_dir or Path("build/sweep"), "--build-dir")
+    start = time.monotonic()
+    traces = []
+    if any(p["block"] == "edc" for p in points):
+        if args.trace:
+            traces = [area_sweep.file_trace(path, path.stem) for path in args.trace]
+        else:
+            pairs = area_sweep.TRACE_PAIRS
+            with progress(f"recording golden traces ({', '.join(pairs)})",
+                          len(pairs) * args.tokens) as update:
+                traces = area_sweep.record_traces(out / "traces", pairs=pairs,
+                                                  tokens=args.tokens, seed=args.seed,
+                                                  progress=update)
+    with progress(f"synthesising {len(points)} points", len(points)) as update:
+        try:
+            rows = area_sweep.run_area_sweep(points, out, traces=traces, build_dir=build,
+                                             jobs=args.jobs, scheduler=args.scheduler,
+                                             progress=_counter(update))
+        except OSError as e:
+            if args.scheduler is None:
+                raise
+            raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
+    bad = [r["error"] for r in rows if r.get("error")]
+    print(f"{len(rows)} points written to {out}/sweep.csv in {time.monotonic() - start:.0f} s"
+          + (f"; {len(bad)} failed: {bad[0]}" if bad else ""))
+    return 1 if bad else 0

@@ -8,9 +8,20 @@ Synchronous systems, whose decoding provably does not depend on timing (no look-
 TVC; a policy other than BanditSpec, whose costs are the system's), share one decoding per golden
 pair, policy, token count and seed (:func:`decoding_key`): such cells run as one task, so the
 worker records the decoding once and replays it (``ahasd.sim.system.runner``).
+
+Other kinds of cell (the application layer's area sweep, for one) name their own evaluator:
+``run_cells(cells, evaluate="package.module:function")``. The evaluator is named, not passed, so
+that this package imports nothing of the layer that defines it and every worker (a forked process
+or a dask worker) imports it by name; it takes one cell and returns its result dict, the same for
+the same cell wherever it runs.
 """
 
-__all__ = ["run_cell", "run_cells", "decoding_key"]
+import importlib
+
+__all__ = ["run_cell", "run_cells", "decoding_key", "resolve_evaluator", "DEFAULT_EVALUATOR"]
+
+#: The simulator's cell evaluator (:func:`run_cell`).
+DEFAULT_EVALUATOR = "ahasd.sim.system.parallel:run_cell"
 
 _SYNC = ("gpu", "phone-gpu", "npu-lpddr5", "specpim")
 
@@ -25,9 +36,22 @@ def decoding_key(cell):
             cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
 
 
-def _groups(cells):
+def resolve_evaluator(name):
+    """``"package.module:function"`` -> the function (imported here, or in a worker)."""
+    module, sep, attr = name.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"a cell evaluator is named 'package.module:function', not {name!r}")
+    fn = getattr(importlib.import_module(module), attr, None)
+    if not callable(fn):
+        raise ValueError(f"cell evaluator {name} is not a function of {module}")
+    return fn
+
+
+def _groups(cells, evaluate=DEFAULT_EVALUATOR):
     """Index groups: cells sharing a decoding together (so one worker records and replays),
-    largest first."""
+    largest first; one cell per group for any other evaluator, in the cells' order."""
+    if evaluate != DEFAULT_EVALUATOR:
+        return [[i] for i in range(len(cells))]
     by_key, singles = {}, []
     for i, c in enumerate(cells):
         k = decoding_key(c)
@@ -38,8 +62,9 @@ def _groups(cells):
     return sorted(by_key.values(), key=len, reverse=True) + singles
 
 
-def _run_group(cells):
-    return [run_cell(c) for c in cells]
+def _run_group(cells, evaluate=DEFAULT_EVALUATOR):
+    fn = resolve_evaluator(evaluate)
+    return [fn(c) for c in cells]
 
 
 def run_cell(cell):
@@ -54,17 +79,20 @@ def run_cell(cell):
     return r
 
 
-def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
+def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_EVALUATOR):
     """Results of ``cells`` in order. ``jobs`` local processes (1: this process), or a dask
-    scheduler address (``scheduler``; ``"inproc"`` objects: a ``distributed.Client``)."""
+    scheduler address (``scheduler``; ``"inproc"`` objects: a ``distributed.Client``).
+    ``evaluate`` names the cell evaluator (see the module docstring); ``progress()`` is called
+    once per finished cell."""
     cells = list(cells)
     out = [None] * len(cells)
+    fn = resolve_evaluator(evaluate)          # a bad name fails here, before any work
     if scheduler is not None:
         from distributed import Client, as_completed
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
         try:
-            groups = _groups(cells)
-            futures = {client.submit(_run_group, [cells[i] for i in g], pure=False): g
+            groups = _groups(cells, evaluate)
+            futures = {client.submit(_run_group, [cells[i] for i in g], evaluate, pure=False): g
                        for g in groups}
             for fut in as_completed(futures):
                 for i, r in zip(futures[fut], fut.result()):
@@ -75,18 +103,18 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
             if client is not scheduler:
                 client.close()
         return out
-    groups = _groups(cells)
+    groups = _groups(cells, evaluate)
     if jobs <= 1:
         for g in groups:
             for i in g:
-                out[i] = run_cell(cells[i])
+                out[i] = fn(cells[i])
                 if progress:
                     progress()
         return out
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed as done
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
-        futures = {ex.submit(_run_group, [cells[i] for i in g]): g for g in groups}
+        futures = {ex.submit(_run_group, [cells[i] for i in g], evaluate): g for g in groups}
         for fut in done(futures):
             for i, r in zip(futures[fut], fut.result()):
                 out[i] = r

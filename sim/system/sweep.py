@@ -6,6 +6,11 @@ parameter (``edc.h_max_nats``; ``edc.bucket_bits`` and ``edc.llr_bits``, which s
 ``2**(2*bucket_bits + llr_bits)``), or ``acceptance_pair`` (a golden pair name: the acceptance
 level). Cells run through :func:`ahasd.sim.system.parallel.run_cells` (this process, local
 processes, or a dask.distributed scheduler), with identical results either way.
+
+The same machinery runs other kinds of sweep: a kind builds its cells, names its cell evaluator
+for :func:`ahasd.sim.system.parallel.run_cells` and writes its rows with :func:`write_rows`
+(``sweep.csv`` and ``sweep.json`` in the output folder, as here). The area sweep of the
+application layer (``ahasd sweep area``, ``ahasd.bench.area_sweep``) is one.
 """
 
 import csv
@@ -14,7 +19,7 @@ import json
 
 from ahasd.sim.system.config import ConfigError, load_config, parse_override
 
-__all__ = ["parse_axis", "sweep_cells", "run_sweep", "EDC_KEYS"]
+__all__ = ["parse_axis", "sweep_cells", "run_sweep", "write_rows", "EDC_KEYS"]
 
 EDC_KEYS = ("h_max_nats", "bucket_bits", "llr_bits", "history_depth", "counter_bits")
 METRICS = ("throughput_tok_s", "tokens_per_mj", "acceptance_rate", "mean_draft_len",
@@ -100,6 +105,19 @@ def run_sweep(axes, out, *, jobs=1, scheduler=None, progress=None, plots=True, *
     if plots:
         _plot(axes, cells, rows, out)
     return rows
+
+
+def write_rows(out, columns, rows):
+    """Write ``rows`` (dicts) to ``out/sweep.csv`` (``columns`` in order, empty where a row has
+    no value) and ``out/sweep.json`` (each row with every column, null where missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "sweep.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r[c] for c in columns])
+    (out / "sweep.json").write_text(json.dumps(
+        [{c: r.get(c) for c in columns} for r in rows], indent=1, allow_nan=False) + "\n")
 
 
 def _plot(axes, cells, rows, out):

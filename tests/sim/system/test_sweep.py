@@ -47,3 +47,19 @@ def test_dask_local_cluster_agrees(tmp_path):
             distributed.Client(cluster) as client:
         run_sweep(axes, tmp_path / "d", scheduler=client.scheduler.address, **KW)
     assert rows_of(tmp_path / "a") == rows_of(tmp_path / "d")
+
+
+def test_cell_evaluators_are_named():
+    from ahasd.sim.system.parallel import resolve_evaluator, run_cell, run_cells
+    assert resolve_evaluator("ahasd.sim.system.parallel:run_cell") is run_cell
+    with pytest.raises(ValueError, match=r"is named 'package\.module:function', not 'run_cell'"):
+        run_cells([{}], evaluate="run_cell")
+    with pytest.raises(ValueError, match=r"ahasd\.sim\.system\.sweep:nope is not a function"):
+        run_cells([{}], evaluate="ahasd.sim.system.sweep:nope")
+
+
+def test_write_rows(tmp_path):
+    from ahasd.sim.system.sweep import write_rows
+    write_rows(tmp_path, ["a", "b"], [{"a": 1, "b": None}, {"a": 2, "c": 3}])
+    assert (tmp_path / "sweep.csv").read_text() == "a,b\n1,\n2,\n"
+    assert rows_of(tmp_path) == [{"a": 1, "b": None}, {"a": 2, "b": None}]
