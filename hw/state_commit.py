@@ -35,7 +35,7 @@ from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.sim.params import check_int
 from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
 
-__all__ = ["StateCommit", "FactorKind"]
+__all__ = ["StateCommit", "CommitLane", "FactorKind"]
 
 
 class FactorKind(enum.Enum, shape=2):
@@ -283,21 +283,16 @@ class StateCommit(wiring.Component):
         s2_valid = Signal()
         s2_data = Signal(16 * E)
         m.d.sync += s2_valid.eq(s1_valid)
-        shift = W_FRAC   # acc has W_FRAC + S_FRAC fraction bits, the result S_FRAC
-        kws = [kr_port.data.word_select(t, 16).as_signed() for t in range(R)]
         results = []
         for l in range(E):
-            acc = Signal(signed(ACC_BITS), name=f"acc{l}")
-            terms = [p_reg.as_unsigned() * s1_data.word_select(l, 16).as_signed()]
-            for t in range(R):
-                u = ur_port.data.word_select(t * E + l, 16).as_signed()
-                terms.append(Mux(t < rank_reg, (kws[t] * u) << 1, 0))
-            m.d.comb += acc.eq(_tree_sum(terms))
-            rounded = Signal(signed(ACC_BITS), name=f"rounded{l}")
-            m.d.comb += rounded.eq((acc + (1 << (shift - 1))) >> shift)
-            res = Signal(signed(16), name=f"res{l}")
-            m.d.comb += res.eq(_saturate16(rounded))
-            results.append(res)
+            # One module per lane, all the same circuit: the area flow maps it once and counts
+            # it E times (ahasd.synth.hierarchy).
+            m.submodules[f"lane{l}"] = lane = CommitLane(R)
+            m.d.comb += [lane.p.eq(p_reg), lane.s.eq(s1_data.word_select(l, 16)),
+                         lane.kw.eq(kr_port.data), lane.rank.eq(rank_reg),
+                         lane.u.eq(Cat(*[ur_port.data.word_select(t * E + l, 16)
+                                         for t in range(R)]))]
+            results.append(lane.res)
         m.d.sync += s2_data.eq(Cat(*results))
 
         m.submodules.out = out = fifo.SyncFIFO(width=16 * E, depth=self.fifo_depth)
@@ -325,6 +320,37 @@ class StateCommit(wiring.Component):
                 ]
             with m.Else():
                 m.d.sync += self.error.eq(1)
+        return m
+
+
+class CommitLane(wiring.Component):
+    """One lane of the commit: ``res = sat16((p * s + sum_{t < rank} (kw_t * u_t) << 1 + 2^14)
+    >> 15)`` (combinational; ``max_rank + 1`` multipliers).
+
+    Ports: ``p`` (Q1.15, unsigned), ``s`` (the old state element), ``kw`` and ``u`` (``max_rank``
+    16-bit values each, value t in bits ``16t..16t+15``), ``rank``; ``res`` the new element.
+    """
+
+    def __init__(self, max_rank):
+        self.max_rank = max_rank
+        super().__init__({
+            "p": In(16), "s": In(signed(16)), "kw": In(16 * max_rank), "u": In(16 * max_rank),
+            "rank": In(range(max_rank + 1)), "res": Out(signed(16)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        R = self.max_rank
+        terms = [self.p.as_unsigned() * self.s]
+        for t in range(R):
+            product = self.kw.word_select(t, 16).as_signed() * self.u.word_select(t, 16).as_signed()
+            terms.append(Mux(t < self.rank, product << 1, 0))
+        acc = Signal(signed(ACC_BITS))
+        m.d.comb += acc.eq(_tree_sum(terms))
+        shift = W_FRAC   # acc has W_FRAC + S_FRAC fraction bits, the result S_FRAC
+        rounded = Signal(signed(ACC_BITS))
+        m.d.comb += [rounded.eq((acc + (1 << (shift - 1))) >> shift),
+                     self.res.eq(_saturate16(rounded))]
         return m
 
 
