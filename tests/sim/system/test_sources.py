@@ -1,0 +1,55 @@
+"""The live source's reuse: cached distributions and lazy target rows change no decision."""
+
+import numpy as np
+import pytest
+
+from ahasd.sim.decoding import golden
+from ahasd.sim.decoding.pairs import load_named_pair
+from ahasd.sim.decoding.policies import FixedPolicy
+from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
+from ahasd.sim.system.sources import Batch, DistCache, LiveSource
+
+FILES = 40
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_named_pair("ngram3-5", max_files=FILES)
+
+
+def test_cached_rows_are_the_models_rows(pair):
+    cache = DistCache(capacity=3)
+    ctx = pair.tokenizer.encode(golden.PROMPTS[0])
+    first = cache.row(pair.target, ctx)
+    # the target is a 5-gram: only the last 4 tokens matter
+    again = cache.row(pair.target, [7, 7, 7] + ctx[-4:])
+    assert again is first and cache.hits == 1
+    assert np.array_equal(first.p, pair.target.next_dist(ctx))
+    assert np.array_equal(first.cdf, np.cumsum(pair.target.next_dist(ctx)))
+    for t in range(5):
+        cache.row(pair.draft, ctx + [t])
+    assert len(cache._rows) == 3 and cache.misses == 6
+
+
+@pytest.mark.parametrize("greedy", [False, True])
+def test_outcomes_equal_the_golden_verification(pair, greedy):
+    src = LiveSource(pair, FixedPolicy(k=6, max_len=6), seed=5, greedy=greedy)
+    ctx = pair.tokenizer.encode(golden.PROMPTS[0])
+    seen = set()
+    for bid in range(40):
+        tokens, ents, rows, _ = src.draft(bid, ctx)
+        b = Batch(bid, len(ctx), tokens, ents, rows)
+        p = pair.target.score(ctx, tokens)
+        for length in (None, 1, 3):
+            k = len(tokens) if length is None else length
+            if greedy:
+                want = verify_draft_greedy(tokens[:k], p[:k + 1])
+            else:
+                want = verify_draft(tokens[:k], np.array(rows)[:k], p[:k + 1],
+                                    np.random.default_rng([5, 13, bid]))
+            got = src.outcome(b, ctx, length)
+            assert got == want
+            seen.add(got[0] == k)
+        n, nxt = src.outcome(b, ctx)
+        ctx = ctx + tokens[:n] + [nxt]
+    assert seen == {True, False}      # both full accepts and rejections were checked
