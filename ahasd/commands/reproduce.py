@@ -49,16 +49,23 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     tokens = 128 if quick else tokens
     cells = report.grid_cells(pairs=pairs, policies=policies, tokens=tokens, seed=seed,
                               overrides=overrides, max_files=max_files)
+    # The activity-timeline run (one AHASD cell again, with its timeline kept) runs among the
+    # grid's cells rather than after them.
+    timeline_cell = {"system": "ahasd", "pair": pairs[0], "policy": "adaedl", "tokens": tokens,
+                     "seed": seed, "offload": True, "overrides": tuple(overrides),
+                     "keep_timeline": True, **({"max_files": max_files} if max_files else {})}
+    extra = [timeline_cell] if plots else []
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if show_progress:
         from rich.progress import Progress
         with Progress(transient=True) as bar:
-            task = bar.add_task(f"{len(cells)} cells", total=len(cells))
-            rows = run_cells(cells, jobs=jobs, scheduler=scheduler,
+            task = bar.add_task(f"{len(cells)} cells", total=len(cells) + len(extra))
+            rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler,
                              progress=lambda: bar.advance(task))
     else:
-        rows = run_cells(cells, jobs=jobs, scheduler=scheduler)
+        rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler)
+    rows, tl = rows[:len(cells)], (rows[len(cells)] if extra else None)
     wall = time.perf_counter() - t0
     with open(out / "grid.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -80,12 +87,7 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out / "summary.md").write_text(report.summary_markdown(h))
     if plots:
-        from ahasd.sim.system.parallel import run_cell
         from ahasd.sim.system.plots import write_plots
-        tl = run_cell({"system": "ahasd", "pair": pairs[0], "policy": "adaedl",
-                       "tokens": tokens, "seed": seed, "offload": True,
-                       "overrides": tuple(overrides), "keep_timeline": True,
-                       **({"max_files": max_files} if max_files else {})})
         write_plots(rows, out, pairs=pairs, policies=policies,
                     acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
     return h, wall

@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 
-__all__ = ["ConfigError", "Npu", "Pim", "Interconnect", "Controller", "Gpu", "PhoneGpu", "HbmPim",
+__all__ = ["ConfigError", "Npu", "Pim", "Aau", "Interconnect", "Controller", "Gpu", "PhoneGpu", "HbmPim",
            "Storage", "Run", "ModelShape", "Platform", "load_config", "parse_override"]
 
 
@@ -322,8 +322,28 @@ def load_config(overrides=(), *, platform_text=None, models_text=None, platform_
     """The resolved :class:`Platform`: shipped TOML (or the given texts or platform file) plus
     ``overrides``.
 
-    ``overrides``: ``"SECTION.KEY=VALUE"`` strings or ``(section, key, value)`` tuples.
+    ``overrides``: ``"SECTION.KEY=VALUE"`` strings or ``(section, key, value)`` tuples. The
+    shipped files' result is computed once per process and set of overrides (a grid loads the
+    same configuration for every cell); a :class:`Platform` is frozen, so sharing it is safe.
     """
+    if platform_text is None and models_text is None and platform_path is None:
+        try:
+            key = tuple(overrides)
+            hash(key)
+        except TypeError:           # an unhashable override value: no caching
+            key = None
+        if key is not None:
+            if key not in _LOADED:
+                _LOADED[key] = _load_config(key)
+            return _LOADED[key]
+    return _load_config(overrides, platform_text=platform_text, models_text=models_text,
+                        platform_path=platform_path)
+
+
+_LOADED = {}
+
+
+def _load_config(overrides=(), *, platform_text=None, models_text=None, platform_path=None):
     if platform_path is not None:
         try:
             with open(platform_path, encoding="utf-8") as f:

@@ -38,6 +38,24 @@ def _groups(cells):
     return sorted(by_key.values(), key=len, reverse=True) + singles
 
 
+def _warm(cells):
+    """Load every golden pair the cells decode with (and SpecDec++'s predictor where a cell
+    uses it) once, here, before the workers fork."""
+    from ahasd.sim.system.runner import DEFAULT_ACCEPTANCE_PAIR, prepare
+    need = {}
+    for c in cells:
+        if c.get("trace") is not None:
+            continue
+        k = (c.get("acceptance_pair", DEFAULT_ACCEPTANCE_PAIR), c.get("seed"), c.get("max_files"))
+        need[k] = need.get(k, False) or (c.get("policy", "adaedl") == "specdecpp"
+                                         and c.get("seed") is not None)
+    for (acc, seed, max_files), specdecpp in need.items():
+        try:
+            prepare(acc, seed=seed or 0, max_files=max_files, specdecpp=specdecpp)
+        except ValueError:
+            pass        # a bad name: the cell itself reports it
+
+
 def _run_group(cells):
     return [run_cell(c) for c in cells]
 
@@ -85,6 +103,7 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
         return out
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed as done
+    _warm(cells)        # the forked workers inherit what this process loaded
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
         futures = {ex.submit(_run_group, [cells[i] for i in g]): g for g in groups}
         for fut in done(futures):

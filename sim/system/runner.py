@@ -21,7 +21,7 @@ from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
 from ahasd.sim.system.systems import Timing, make_spec, placement
 
-__all__ = ["SimResult", "simulate", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
+__all__ = ["SimResult", "simulate", "prepare", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
@@ -90,6 +90,16 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
         d = timing.draft_token(256)[0]
         params.update(draft_cost=1.0, verify_cost=timing.verify(4, 256)[0] / d)
     return golden.make_policy(name, **params)
+
+
+def prepare(acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, *, seed=0, max_files=None, specdecpp=True):
+    """Load the golden pair (and fit SpecDec++'s predictor) in this process, as the first run
+    with them would: forked worker processes then share them instead of each loading its own."""
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.decoding.pairs import load_named_pair
+    lm = load_named_pair(acceptance_pair, max_files=max_files)
+    if specdecpp and (lm.name, seed) not in _PREDICTORS:
+        _PREDICTORS[(lm.name, seed)] = golden.build_policy("specdecpp", lm, seed=seed).predictor
 
 
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
