@@ -13,7 +13,8 @@ in the same order whatever its timing, so its decoding depends only on the golde
 first such run records it and later runs with the same key replay it (checked call by call).
 """
 
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import dataclass, field, fields
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
 from ahasd.sim.system.config import load_config
@@ -66,10 +67,13 @@ class SimResult:
     output_tokens: list = field(default_factory=list, repr=False)
 
     def as_dict(self, *, timeline=False):
-        d = asdict(self)
-        d.pop("output_tokens")
-        if not timeline:
-            d.pop("timeline")
+        # ``config`` is this result's own dict (made by the run): not deep-copied again.
+        d = {}
+        for f in fields(self):
+            if f.name == "output_tokens" or (f.name == "timeline" and not timeline):
+                continue
+            v = getattr(self, f.name)
+            d[f.name] = v if f.name == "config" else deepcopy(v)
         return d
 
 
