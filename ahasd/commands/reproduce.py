@@ -101,15 +101,23 @@ def run(args):
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.jobs < 1:
         raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         h, wall = reproduce(args.out, tokens=args.tokens, seed=args.seed, jobs=args.jobs,
                             scheduler=args.scheduler, quick=args.quick, overrides=args.overrides,
                             plots=not args.no_plots)
     except ValueError as e:
         raise CliError(str(e)) from None
-    total = time.perf_counter() - t0
+    total, cpu = time.perf_counter() - t0, _cpu_s() - cpu0
     print((args.out / "summary.md").read_text())
-    print(f"grid: {wall:.1f} s of simulation, {total:.1f} s in all (wall time); "
-          f"written to {args.out}")
+    print(f"grid: {wall:.1f} s of simulation, {total:.1f} s in all (wall time; a first run "
+          f"includes training the language models), {cpu:.1f} s of CPU in this process and its "
+          f"workers; written to {args.out}")
     return 0
+
+
+def _cpu_s():
+    """User + system CPU seconds of this process and its finished child processes."""
+    import os
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system

@@ -89,6 +89,10 @@ class DistCache:
         self._rows = OrderedDict()
         self.hits = self.misses = 0
 
+    def clear(self):
+        self._rows.clear()
+        self.hits = self.misses = 0
+
     def row(self, model, context):
         if not isinstance(model, NGramModel):
             return _Row(model.next_dist(context))
