@@ -53,3 +53,22 @@ def test_outcomes_equal_the_golden_verification(pair, greedy):
         n, nxt = src.outcome(b, ctx)
         ctx = ctx + tokens[:n] + [nxt]
     assert seen == {True, False}      # both full accepts and rejections were checked
+
+
+def test_results_do_not_depend_on_the_cache(monkeypatch):
+    from ahasd.sim.system.runner import simulate
+    from ahasd.sim.system.sources import DISTS
+
+    def run():
+        r = simulate("ahasd", "opt", "adaedl", tokens=96, max_files=FILES)
+        return r.as_dict(), r.output_tokens
+
+    DISTS.clear()
+    cold = run()
+    simulate("ahasd", "opt", "svip", ablation="edc", tokens=96, max_files=FILES)
+    assert DISTS.hits > 0
+    warm = run()
+    monkeypatch.setattr(DISTS, "capacity", 8)        # constant eviction
+    DISTS.clear()
+    tiny = run()
+    assert cold == warm == tiny
