@@ -195,7 +195,8 @@ def toml_text(figures):
         "# overrides the measured one.",
         "",
         "[aau]",
-        f"lanes = {figures['lanes']}                     # hw/aau.py: one 16-lane vector per request",
+        f"lanes = {figures['lanes']}                     # hw/aau.py: one vector of lanes per "
+        "request",
         f"# Occupancy of one AAU by n elements (n / lanes back-to-back requests), fitted as",
         f"# cycles = base_cycles + cycles_per_elem * n over n = {sizes}.",
     ]
@@ -207,10 +208,12 @@ def toml_text(figures):
     lines += [
         "",
         "[controller]",
-        f"edc_cycles = {figures['edc_cycles']}                 # hw/edc.py: draft taken -> decision valid",
-        f"tvc_cycles = {figures['tvc_cycles']}                 # hw/tvc.py: decide accepted -> result valid",
-        f"gts_switch_cycles = {figures['gts_switch_cycles']}          # hw/gts.py: extra hold-off of "
-        "a task that changes the mode",
+        f"edc_cycles = {figures['edc_cycles']}                 # hw/edc.py: draft taken -> "
+        "decision valid",
+        f"tvc_cycles = {figures['tvc_cycles']}                 # hw/tvc.py: decide accepted -> "
+        "result valid",
+        f"gts_switch_cycles = {figures['gts_switch_cycles']}          # hw/gts.py: extra hold-off "
+        "of a task that changes the mode",
         "",
     ]
     return "\n".join(lines)
@@ -227,8 +230,9 @@ def bench(json_output=False, quick=False):
         print("RTL cycle figures (Amaranth simulator):")
         for op, f in figures["aau"].items():
             pts = ", ".join(f"{n}: {c}" for n, c in f["points"])
-            print(f"  AAU {op:9s} cycles = {f['base_cycles'] + 0.0:.2f} + {f['cycles_per_elem']:.4f} * n"
-                  f"  (n elements: cycles {pts}; worst residual {f['worst_residual']:.1%})")
+            print(f"  AAU {op:9s} cycles = {round(f['base_cycles'], 4) + 0.0:.2f} + "
+                  f"{f['cycles_per_elem']:.4f} * n  (n elements: cycles {pts}; worst residual "
+                  f"{f['worst_residual']:.1%})")
         print(f"  EDC decision {figures['edc_cycles']} cycles, TVC decision "
               f"{figures['tvc_cycles']} cycles, GTS mode switch {figures['gts_switch_cycles']} "
               "cycles")

@@ -25,9 +25,19 @@ def decoding_key(cell):
             cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
 
 
-def _groups(cells):
+def _affinity(cell):
+    """Cells that decode with the same golden pair, policy, length and seed: they revisit many of
+    the same contexts, so one worker running them in a row reuses its cached distributions."""
+    policy = "fixed8" if cell.get("system") == "specpim" else cell.get("policy", "adaedl")
+    return (cell.get("acceptance_pair", "ngram3-5"), policy, cell.get("tokens"),
+            cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
+
+
+def _groups(cells, jobs=None):
     """Index groups: cells sharing a decoding together (so one worker records and replays),
-    largest first."""
+    largest first. With ``jobs`` local processes, groups of one affinity (:func:`_affinity`) are
+    also chained, up to ``len(cells) // (3 * jobs)`` cells a task (so every process still gets
+    several tasks to balance)."""
     by_key, singles = {}, []
     for i, c in enumerate(cells):
         k = decoding_key(c)
@@ -35,7 +45,23 @@ def _groups(cells):
             singles.append([i])
         else:
             by_key.setdefault(k, []).append(i)
-    return sorted(by_key.values(), key=len, reverse=True) + singles
+    groups = sorted(by_key.values(), key=len, reverse=True) + singles
+    if not jobs:
+        return groups
+    cap = max(1, len(cells) // (3 * jobs))
+    by_affinity = {}
+    for g in groups:
+        by_affinity.setdefault(_affinity(cells[g[0]]), []).append(g)
+    chained = []
+    for members in by_affinity.values():
+        task = []
+        for g in members:
+            if task and len(task) + len(g) > cap:
+                chained.append(task)
+                task = []
+            task = task + g
+        chained.append(task)
+    return sorted(chained, key=len, reverse=True)
 
 
 def _warm(cells):
@@ -105,7 +131,8 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
     from concurrent.futures import ProcessPoolExecutor, as_completed as done
     _warm(cells)        # the forked workers inherit what this process loaded
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
-        futures = {ex.submit(_run_group, [cells[i] for i in g]): g for g in groups}
+        futures = {ex.submit(_run_group, [cells[i] for i in g]): g
+                   for g in _groups(cells, jobs)}
         for fut in done(futures):
             for i, r in zip(futures[fut], fut.result()):
                 out[i] = r

@@ -43,27 +43,17 @@ class Batch:
 
 
 def _sample(rng, dist):
-    return _sample_cdf(rng, np.cumsum(dist))
-
-
-def _sample_cdf(rng, c):
-    # The golden decoder's inverse-CDF draw (ahasd.sim.decoding.speculative._sample) on the
-    # cumulative sum ``c`` of the distribution.
+    # The golden decoder's inverse-CDF draw (ahasd.sim.decoding.speculative._sample).
+    c = np.cumsum(dist)
     return int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), len(c) - 1))
 
 
 class _Row:
-    """One next-token distribution and what drafting derives from it (computed once)."""
-    __slots__ = ("p", "_cdf", "_entropy")
+    """One next-token distribution and its entropy (computed once, when first asked for)."""
+    __slots__ = ("p", "_entropy")
 
     def __init__(self, p):
-        self.p, self._cdf, self._entropy = p, None, None
-
-    @property
-    def cdf(self):
-        if self._cdf is None:
-            self._cdf = np.cumsum(self.p)
-        return self._cdf
+        self.p, self._entropy = p, None
 
     @property
     def entropy(self):
@@ -80,11 +70,11 @@ class DistCache:
     deterministic arithmetic each time, so a cached row is bit for bit what a new call returns:
     runs that revisit a context (every cell starts from the same prompt, and cells of one policy
     share long stretches of text) reuse it. Least recently used rows are dropped beyond
-    ``capacity`` (about 32 KB each, twice that for a draft row with its cumulative sum). Any
-    other language model is called every time.
+    ``capacity`` (32 KB each with the default 4096-token vocabulary). Any other language model
+    is called every time.
     """
 
-    def __init__(self, capacity=2500):
+    def __init__(self, capacity=6000):
         self.capacity = capacity
         self._rows = OrderedDict()
         self.hits = self.misses = 0
@@ -109,6 +99,13 @@ class DistCache:
             self._rows.popitem(last=False)
         return r
 
+    def row_after(self, model, context, extra):
+        """:meth:`row` after ``context + extra``, without copying all of a long context."""
+        if isinstance(model, NGramModel):
+            n = model.order - 1
+            context = context[-n:] if n else []
+        return self.row(model, list(context) + list(extra))
+
 
 #: The process's cache (each worker process has its own).
 DISTS = DistCache()
@@ -132,7 +129,7 @@ class LiveSource:
         while True:
             row = self._cache.row(self.pair.draft, ctx)
             q = row.p
-            x = int(np.argmax(q)) if self.greedy else _sample_cdf(self.rng, row.cdf)
+            x = int(np.argmax(q)) if self.greedy else _sample(self.rng, q)
             h = row.entropy
             tokens.append(x)
             rows.append(q)
@@ -150,8 +147,7 @@ class LiveSource:
         if self._p.get("id") != batch.id:
             self._p = {"id": batch.id}
         if i not in self._p:
-            self._p[i] = self._cache.row(self.pair.target,
-                                         list(context) + list(batch.tokens[:i])).p
+            self._p[i] = self._cache.row_after(self.pair.target, context, batch.tokens[:i]).p
         return self._p[i]
 
     def outcome(self, batch, context, length=None):

@@ -1,4 +1,4 @@
-"""``ahasd bench rtl-timing --quick``: measures on the RTL and writes the table the simulator ships."""
+"""``ahasd bench rtl-timing --quick``: measures the RTL and writes the table the simulator ships."""
 
 import tomllib
 from importlib import resources

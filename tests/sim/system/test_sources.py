@@ -25,7 +25,8 @@ def test_cached_rows_are_the_models_rows(pair):
     again = cache.row(pair.target, [7, 7, 7] + ctx[-4:])
     assert again is first and cache.hits == 1
     assert np.array_equal(first.p, pair.target.next_dist(ctx))
-    assert np.array_equal(first.cdf, np.cumsum(pair.target.next_dist(ctx)))
+    assert first.entropy == pytest.approx(float(-(first.p * np.log(first.p)).sum()))
+    assert cache.row_after(pair.target, [1] * 50 + ctx[:-2], ctx[-2:]) is first
     for t in range(5):
         cache.row(pair.draft, ctx + [t])
     assert len(cache._rows) == 3 and cache.misses == 6
