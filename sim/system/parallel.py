@@ -7,7 +7,10 @@ depends only on its arguments, so local processes, dask and a single process giv
 Synchronous systems, whose decoding provably does not depend on timing (no look-ahead, EDC or
 TVC; a policy other than BanditSpec, whose costs are the system's), share one decoding per golden
 pair, policy, token count and seed (:func:`decoding_key`): such cells run as one task, so the
-worker records the decoding once and replays it (``ahasd.sim.system.runner``).
+worker records the decoding once and replays it (``ahasd.sim.system.runner``). Locally, cells of
+one golden pair and policy also run in a row on one process (:func:`_affinity`), so its cache of
+n-gram distributions (:class:`ahasd.sim.system.sources.DistCache`) serves the contexts they
+share; the golden pairs are loaded before the workers fork, so they are loaded once.
 """
 
 __all__ = ["run_cell", "run_cells", "decoding_key"]
@@ -119,9 +122,8 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None):
             if client is not scheduler:
                 client.close()
         return out
-    groups = _groups(cells)
     if jobs <= 1:
-        for g in groups:
+        for g in _groups(cells, 1):       # one golden pair and policy after the other
             for i in g:
                 out[i] = run_cell(cells[i])
                 if progress:
