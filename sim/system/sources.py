@@ -43,23 +43,31 @@ class Batch:
 
 
 def _sample(rng, dist):
-    # The golden decoder's inverse-CDF draw (ahasd.sim.decoding.speculative._sample).
-    c = np.cumsum(dist)
+    return _sample_cdf(rng, np.cumsum(dist))
+
+
+def _sample_cdf(rng, c):
+    # The golden decoder's inverse-CDF draw (ahasd.sim.decoding.speculative._sample) on the
+    # cumulative sum ``c`` of the distribution.
     return int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), len(c) - 1))
 
 
 class _Row:
-    """One next-token distribution and its entropy (computed once, when first asked for)."""
-    __slots__ = ("p", "_entropy")
+    """One next-token distribution, its cumulative sum (rows sampled from) and its entropy."""
+    __slots__ = ("p", "cdf", "_entropy")
 
     def __init__(self, p):
-        self.p, self._entropy = p, None
+        self.p, self.cdf, self._entropy = p, None, None
 
     @property
     def entropy(self):
         if self._entropy is None:
             self._entropy = float(entropy_nats(self.p))
         return self._entropy
+
+    @property
+    def nbytes(self):
+        return self.p.nbytes + (self.cdf.nbytes if self.cdf is not None else 0)
 
 
 class DistCache:
@@ -70,33 +78,42 @@ class DistCache:
     deterministic arithmetic each time, so a cached row is bit for bit what a new call returns:
     runs that revisit a context (every cell starts from the same prompt, and cells of one policy
     share long stretches of text) reuse it. Least recently used rows are dropped beyond
-    ``capacity`` (32 KB each with the default 4096-token vocabulary). Any other language model
-    is called every time.
+    ``max_bytes`` (a row is 32 KB with the default 4096-token vocabulary, twice that with the
+    cumulative sum a draft row is sampled from). Any other language model is called every time.
     """
 
-    def __init__(self, capacity=6000):
-        self.capacity = capacity
+    def __init__(self, max_bytes=256 << 20):
+        self.max_bytes = max_bytes
         self._rows = OrderedDict()
-        self.hits = self.misses = 0
+        self.bytes = self.hits = self.misses = 0
 
     def clear(self):
         self._rows.clear()
-        self.hits = self.misses = 0
+        self.bytes = self.hits = self.misses = 0
 
-    def row(self, model, context):
+    def row(self, model, context, *, cdf=False):
+        """The row after ``context``; with ``cdf`` its cumulative sum is there too."""
         if not isinstance(model, NGramModel):
-            return _Row(model.next_dist(context))
+            r = _Row(model.next_dist(context))
+            if cdf:
+                r.cdf = np.cumsum(r.p)
+            return r
         n = model.order - 1
         key = (model, tuple(context[-n:]) if n else ())
         r = self._rows.get(key)
         if r is not None:
             self.hits += 1
             self._rows.move_to_end(key)
-            return r
-        self.misses += 1
-        r = self._rows[key] = _Row(model.next_dist(context))
-        if len(self._rows) > self.capacity:
-            self._rows.popitem(last=False)
+        else:
+            self.misses += 1
+            r = self._rows[key] = _Row(model.next_dist(context))
+            self.bytes += r.p.nbytes
+        if cdf and r.cdf is None:
+            r.cdf = np.cumsum(r.p)
+            self.bytes += r.cdf.nbytes
+        while self.bytes > self.max_bytes and len(self._rows) > 1:
+            _, old = self._rows.popitem(last=False)
+            self.bytes -= old.nbytes
         return r
 
     def row_after(self, model, context, extra):
@@ -127,9 +144,9 @@ class LiveSource:
         tokens, rows, ents = [], [], []
         pol.begin()
         while True:
-            row = self._cache.row(self.pair.draft, ctx)
+            row = self._cache.row(self.pair.draft, ctx, cdf=not self.greedy)
             q = row.p
-            x = int(np.argmax(q)) if self.greedy else _sample(self.rng, q)
+            x = int(np.argmax(q)) if self.greedy else _sample_cdf(self.rng, row.cdf)
             h = row.entropy
             tokens.append(x)
             rows.append(q)

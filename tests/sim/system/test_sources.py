@@ -18,18 +18,21 @@ def pair():
 
 
 def test_cached_rows_are_the_models_rows(pair):
-    cache = DistCache(capacity=3)
+    cache = DistCache(max_bytes=3 * 4096 * 8)
     ctx = pair.tokenizer.encode(golden.PROMPTS[0])
     first = cache.row(pair.target, ctx)
     # the target is a 5-gram: only the last 4 tokens matter
     again = cache.row(pair.target, [7, 7, 7] + ctx[-4:])
     assert again is first and cache.hits == 1
     assert np.array_equal(first.p, pair.target.next_dist(ctx))
+    assert first.cdf is None and np.array_equal(cache.row(pair.target, ctx, cdf=True).cdf,
+                                                np.cumsum(first.p))
+    assert cache.bytes == 2 * first.p.nbytes
     assert first.entropy == pytest.approx(float(-(first.p * np.log(first.p)).sum()))
     assert cache.row_after(pair.target, [1] * 50 + ctx[:-2], ctx[-2:]) is first
     for t in range(5):
         cache.row(pair.draft, ctx + [t])
-    assert len(cache._rows) == 3 and cache.misses == 6
+    assert len(cache._rows) == 3 and cache.misses == 6 and cache.bytes <= cache.max_bytes
 
 
 @pytest.mark.parametrize("greedy", [False, True])
@@ -69,7 +72,7 @@ def test_results_do_not_depend_on_the_cache(monkeypatch):
     simulate("ahasd", "opt", "svip", ablation="edc", tokens=96, max_files=FILES)
     assert DISTS.hits > 0
     warm = run()
-    monkeypatch.setattr(DISTS, "capacity", 8)        # constant eviction
+    monkeypatch.setattr(DISTS, "max_bytes", 8 * 4096 * 8)     # constant eviction
     DISTS.clear()
     tiny = run()
     assert cold == warm == tiny
