@@ -49,16 +49,23 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     tokens = 128 if quick else tokens
     cells = report.grid_cells(pairs=pairs, policies=policies, tokens=tokens, seed=seed,
                               overrides=overrides, max_files=max_files)
+    # The activity-timeline run (one AHASD cell again, with its timeline kept) runs among the
+    # grid's cells rather than after them.
+    timeline_cell = {"system": "ahasd", "pair": pairs[0], "policy": "adaedl", "tokens": tokens,
+                     "seed": seed, "offload": True, "overrides": tuple(overrides),
+                     "keep_timeline": True, **({"max_files": max_files} if max_files else {})}
+    extra = [timeline_cell] if plots else []
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if show_progress:
         from rich.progress import Progress
         with Progress(transient=True) as bar:
-            task = bar.add_task(f"{len(cells)} cells", total=len(cells))
-            rows = run_cells(cells, jobs=jobs, scheduler=scheduler,
+            task = bar.add_task(f"{len(cells)} cells", total=len(cells) + len(extra))
+            rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler,
                              progress=lambda: bar.advance(task))
     else:
-        rows = run_cells(cells, jobs=jobs, scheduler=scheduler)
+        rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler)
+    rows, tl = rows[:len(cells)], (rows[len(cells)] if extra else None)
     wall = time.perf_counter() - t0
     with open(out / "grid.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -80,12 +87,7 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out / "summary.md").write_text(report.summary_markdown(h))
     if plots:
-        from ahasd.sim.system.parallel import run_cell
         from ahasd.sim.system.plots import write_plots
-        tl = run_cell({"system": "ahasd", "pair": pairs[0], "policy": "adaedl",
-                       "tokens": tokens, "seed": seed, "offload": True,
-                       "overrides": tuple(overrides), "keep_timeline": True,
-                       **({"max_files": max_files} if max_files else {})})
         write_plots(rows, out, pairs=pairs, policies=policies,
                     acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
     return h, wall
@@ -99,15 +101,23 @@ def run(args):
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.jobs < 1:
         raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         h, wall = reproduce(args.out, tokens=args.tokens, seed=args.seed, jobs=args.jobs,
                             scheduler=args.scheduler, quick=args.quick, overrides=args.overrides,
                             plots=not args.no_plots)
     except ValueError as e:
         raise CliError(str(e)) from None
-    total = time.perf_counter() - t0
+    total, cpu = time.perf_counter() - t0, _cpu_s() - cpu0
     print((args.out / "summary.md").read_text())
-    print(f"grid: {wall:.1f} s of simulation, {total:.1f} s in all (wall time); "
-          f"written to {args.out}")
+    print(f"grid: {wall:.1f} s of simulation, {total:.1f} s in all (wall time; a first run "
+          f"includes training the language models), {cpu:.1f} s of CPU in this process and its "
+          f"workers; written to {args.out}")
     return 0
+
+
+def _cpu_s():
+    """User + system CPU seconds of this process and its finished child processes."""
+    import os
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system

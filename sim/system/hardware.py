@@ -2,10 +2,19 @@
 
 A :class:`Device` runs :class:`ahasd.sim.system.workload.Work` in
 ``max(macs / (peak_macs * compute_util), bytes / (bandwidth * bw_util))`` per layer (AttAcc's
-per-layer max with utilisation caps), plus its nonlinear work on the device's vector path:
-``passes * elements / vector_rate``, with 3 passes for softmax (max, exponent-sum, normalise),
-1 for the MLP activation and 2 for LayerNorm (mean/variance, normalise) - the passes the RTL AAU
-makes over its 16 lanes (docs/pim-datapath.md), used for every device.
+per-layer max with utilisation caps), plus its nonlinear work:
+
+* on a PIM with AAUs (one per rank, :class:`AauTiming`), the RTL AAU's measured occupancy:
+  per operator ``base + per_elem * lanes * ceil(elements / (lanes * units))`` PIM cycles, the
+  elements split evenly over the ranks' AAUs and padded to whole 16-lane requests (the RTL
+  takes one vector per request). The figures are the RTL's cycles, measured by
+  ``ahasd bench rtl-timing`` into ``configs/rtl_timing.toml`` (softmax 26, GELU 8, LayerNorm 70
+  cycles per vector). A softmax or LayerNorm row longer than 16 lanes also needs its vectors'
+  max and sums combined; the RTL does not do that step and the model does not charge it.
+* on any other device (NPU vector unit, GPUs), ``passes * elements / vector_rate``, with
+  3 passes for softmax (max, exponent-sum, normalise), 1 for the MLP activation and 2 for
+  LayerNorm (mean/variance, normalise).
+
 Energy of a pass: ``macs * pj_per_mac + bytes * pj_per_byte`` (the memory level the device reads
 its weights and KV cache from) ``+ elements * pj_per_elem``; background power is charged by the
 engine over the whole run. :func:`build_devices` turns a :class:`Platform` into the devices.
@@ -13,10 +22,41 @@ engine over the whole run. :func:`build_devices` turns a :class:`Platform` into 
 
 from dataclasses import dataclass
 
-__all__ = ["Device", "PASSES", "build_devices", "gemv_slice_cycles"]
+import math
+
+__all__ = ["Device", "AauTiming", "PASSES", "build_devices", "gemv_slice_cycles"]
 
 #: Passes over the data per nonlinear element kind.
 PASSES = {"softmax": 3, "act": 1, "norm": 2}
+
+
+@dataclass(frozen=True)
+class AauTiming:
+    """``units`` RTL AAUs at ``freq_hz``: per operator kind ("softmax", "act", "norm") the
+    measured ``(base_cycles, cycles_per_elem)`` of one AAU (see the module docstring)."""
+    lanes: int
+    units: int
+    freq_hz: float
+    fit: dict
+
+    @classmethod
+    def from_config(cls, aau, units, freq_hz):
+        return cls(aau.lanes, units, freq_hz, {
+            "softmax": (aau.softmax_base_cycles, aau.softmax_cycles_per_elem),
+            "act": (aau.gelu_base_cycles, aau.gelu_cycles_per_elem),
+            "norm": (aau.layernorm_base_cycles, aau.layernorm_cycles_per_elem)})
+
+    def cycles(self, kind, elems):
+        """Cycles of one AAU for its share of ``elems`` elements of ``kind`` (0 for none)."""
+        if elems <= 0:
+            return 0.0
+        base, per_elem = self.fit[kind]
+        vectors = math.ceil(elems / (self.lanes * self.units))
+        return base + per_elem * self.lanes * vectors
+
+    def seconds(self, work):
+        return (self.cycles("softmax", work.softmax_elems) + self.cycles("act", work.act_elems)
+                + self.cycles("norm", work.norm_elems)) / self.freq_hz
 
 
 @dataclass(frozen=True)
@@ -27,13 +67,14 @@ class Device:
     bytes_per_s: float           #: peak rate of the memory it streams weights/KV from
     compute_util: float
     bw_util: float
-    vector_elems_per_s: float    #: nonlinear elements per second per pass
+    vector_elems_per_s: float    #: nonlinear elements per second per pass (no ``aau``)
     pj_per_mac: float
     pj_per_byte: float
     pj_per_elem: dict            #: {"softmax", "act", "norm"} -> pJ per element
     background_w: float
     capacity_bytes: float
     freq_hz: float
+    aau: AauTiming | None = None  #: the RTL AAUs (PIM devices); None: the vector path above
 
     def roofline_s(self, work):
         """Linear-algebra time of one operator group (no nonlinear part)."""
@@ -41,6 +82,8 @@ class Device:
                    work.bytes / (self.bytes_per_s * self.bw_util))
 
     def nonlinear_s(self, work):
+        if self.aau is not None:
+            return self.aau.seconds(work)
         passes = (PASSES["softmax"] * work.softmax_elems + PASSES["act"] * work.act_elems
                   + PASSES["norm"] * work.norm_elems)
         return passes / self.vector_elems_per_s
@@ -81,16 +124,18 @@ def build_devices(cfg):
     offchip_pj_byte = pim.offchip_pj_per_bit * 8
     vec_pj = {k: npu.pj_per_vector_op * PASSES[k] for k in PASSES}
     aau_pj = {"softmax": pim.aau_pj_softmax, "act": pim.aau_pj_gelu, "norm": pim.aau_pj_layernorm}
-    # One AAU per PIM rank (16 lanes each), at the PIM clock.
-    aau_rate = pim.aau_lanes * pim.ranks * pim.freq_mhz * 1e6
+    # One AAU per PIM rank, at the PIM clock (SpecPIM's HBM-PIM is given the same AAUs; its
+    # execution model ships the nonlinear operators to the GPU, so they are never used there).
+    aau = AauTiming.from_config(cfg.aau, pim.ranks, pim.freq_mhz * 1e6)
+    lanes_rate = aau.lanes * aau.units * aau.freq_hz  # lane-cycles/s (time comes from ``aau``)
     return {
         "npu": Device("npu", npu.int8_tops * 1e12 * npu.chips, lpddr5_bytes, npu.compute_util,
                       npu.bw_util, npu.vector_tops * 1e12 * npu.chips, npu.pj_per_mac,
                       offchip_pj_byte, vec_pj, npu.background_mw / 1e3, pim.mem_gb * gb,
                       npu.freq_mhz * 1e6),
         "pim": Device("pim", pim.int8_gops * 1e9, pim.internal_bw_gbps * gb * pim.gemv_efficiency,
-                      pim.compute_util, 1.0, aau_rate, pim.pj_per_mac, pim.bank_pj_per_bit * 8,
-                      aau_pj, pim.background_mw / 1e3, pim.mem_gb * gb, pim.freq_mhz * 1e6),
+                      pim.compute_util, 1.0, lanes_rate, pim.pj_per_mac, pim.bank_pj_per_bit * 8,
+                      aau_pj, pim.background_mw / 1e3, pim.mem_gb * gb, pim.freq_mhz * 1e6, aau),
         "gpu": Device("gpu", gpu.int8_tops * 1e12, gpu.mem_bw_gbps * gb, gpu.compute_util,
                       gpu.bw_util, gpu.int8_tops * 1e12, gpu.pj_per_mac, gpu.dram_pj_per_bit * 8,
                       {k: gpu.pj_per_mac * PASSES[k] for k in PASSES}, gpu.background_mw / 1e3,
@@ -100,7 +145,7 @@ def build_devices(cfg):
                             {k: ph.pj_per_mac * PASSES[k] for k in PASSES},
                             ph.background_mw / 1e3, pim.mem_gb * gb, 1e9),
         "hbm-pim": Device("hbm-pim", hbm.int8_gops * 1e9, hbm.internal_bw_gbps * gb,
-                          hbm.compute_util, 1.0, aau_rate, hbm.pj_per_mac,
+                          hbm.compute_util, 1.0, lanes_rate, hbm.pj_per_mac,
                           hbm.bank_pj_per_bit * 8, aau_pj, hbm.background_mw / 1e3,
-                          hbm.mem_gb * gb, 1e9),
+                          hbm.mem_gb * gb, 1e9, aau),
     }

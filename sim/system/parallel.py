@@ -7,7 +7,10 @@ depends only on its arguments, so local processes, dask and a single process giv
 Synchronous systems, whose decoding provably does not depend on timing (no look-ahead, EDC or
 TVC; a policy other than BanditSpec, whose costs are the system's), share one decoding per golden
 pair, policy, token count and seed (:func:`decoding_key`): such cells run as one task, so the
-worker records the decoding once and replays it (``ahasd.sim.system.runner``).
+worker records the decoding once and replays it (``ahasd.sim.system.runner``). Locally, cells of
+one golden pair and policy also run in a row on one process (:func:`_affinity`), so its cache of
+n-gram distributions (:class:`ahasd.sim.system.sources.DistCache`) serves the contexts they
+share; the golden pairs are loaded before the workers fork, so they are loaded once.
 
 Other kinds of cell (the application layer's area sweep, for one) name their own evaluator:
 ``run_cells(cells, evaluate="package.module:function")``. The evaluator is named, not passed, so
@@ -47,9 +50,19 @@ def resolve_evaluator(name):
     return fn
 
 
-def _groups(cells, evaluate=DEFAULT_EVALUATOR):
+def _affinity(cell):
+    """Cells that decode with the same golden pair, policy, length and seed: they revisit many of
+    the same contexts, so one worker running them in a row reuses its cached distributions."""
+    policy = "fixed8" if cell.get("system") == "specpim" else cell.get("policy", "adaedl")
+    return (cell.get("acceptance_pair", "ngram3-5"), policy, cell.get("tokens"),
+            cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
+
+
+def _groups(cells, jobs=None, evaluate=DEFAULT_EVALUATOR):
     """Index groups: cells sharing a decoding together (so one worker records and replays),
-    largest first; one cell per group for any other evaluator, in the cells' order."""
+    largest first. With ``jobs`` local processes, groups of one affinity (:func:`_affinity`) are
+    also chained, up to ``len(cells) // (3 * jobs)`` cells a task (so every process still gets
+    several tasks to balance). Any other evaluator: one cell per group, in the cells' order."""
     if evaluate != DEFAULT_EVALUATOR:
         return [[i] for i in range(len(cells))]
     by_key, singles = {}, []
@@ -59,7 +72,41 @@ def _groups(cells, evaluate=DEFAULT_EVALUATOR):
             singles.append([i])
         else:
             by_key.setdefault(k, []).append(i)
-    return sorted(by_key.values(), key=len, reverse=True) + singles
+    groups = sorted(by_key.values(), key=len, reverse=True) + singles
+    if not jobs:
+        return groups
+    cap = max(1, len(cells) // (3 * jobs))
+    by_affinity = {}
+    for g in groups:
+        by_affinity.setdefault(_affinity(cells[g[0]]), []).append(g)
+    chained = []
+    for members in by_affinity.values():
+        task = []
+        for g in members:
+            if task and len(task) + len(g) > cap:
+                chained.append(task)
+                task = []
+            task = task + g
+        chained.append(task)
+    return sorted(chained, key=len, reverse=True)
+
+
+def _warm(cells):
+    """Load every golden pair the cells decode with (and SpecDec++'s predictor where a cell
+    uses it) once, here, before the workers fork."""
+    from ahasd.sim.system.runner import DEFAULT_ACCEPTANCE_PAIR, prepare
+    need = {}
+    for c in cells:
+        if c.get("trace") is not None:
+            continue
+        k = (c.get("acceptance_pair", DEFAULT_ACCEPTANCE_PAIR), c.get("seed"), c.get("max_files"))
+        need[k] = need.get(k, False) or (c.get("policy", "adaedl") == "specdecpp"
+                                         and c.get("seed") is not None)
+    for (acc, seed, max_files), specdecpp in need.items():
+        try:
+            prepare(acc, seed=seed or 0, max_files=max_files, specdecpp=specdecpp)
+        except ValueError:
+            pass        # a bad name: the cell itself reports it
 
 
 def _run_group(cells, evaluate=DEFAULT_EVALUATOR):
@@ -91,7 +138,7 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_
         from distributed import Client, as_completed
         client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
         try:
-            groups = _groups(cells, evaluate)
+            groups = _groups(cells, evaluate=evaluate)
             futures = {client.submit(_run_group, [cells[i] for i in g], evaluate, pure=False): g
                        for g in groups}
             for fut in as_completed(futures):
@@ -103,9 +150,8 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_
             if client is not scheduler:
                 client.close()
         return out
-    groups = _groups(cells, evaluate)
     if jobs <= 1:
-        for g in groups:
+        for g in _groups(cells, 1, evaluate):     # one golden pair and policy after the other
             for i in g:
                 out[i] = fn(cells[i])
                 if progress:
@@ -113,8 +159,11 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_
         return out
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed as done
+    if evaluate == DEFAULT_EVALUATOR:
+        _warm(cells)    # the forked workers inherit what this process loaded
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
-        futures = {ex.submit(_run_group, [cells[i] for i in g], evaluate): g for g in groups}
+        futures = {ex.submit(_run_group, [cells[i] for i in g], evaluate): g
+                   for g in _groups(cells, jobs, evaluate)}
         for fut in done(futures):
             for i, r in zip(futures[fut], fut.result()):
                 out[i] = r

@@ -17,7 +17,8 @@ in the same order whatever its timing, so its decoding depends only on the golde
 first such run records it and later runs with the same key replay it (checked call by call).
 """
 
-from dataclasses import asdict, dataclass, field
+from copy import deepcopy
+from dataclasses import dataclass, field, fields
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
 from ahasd.sim.system.config import load_config
@@ -25,7 +26,7 @@ from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
 from ahasd.sim.system.systems import Timing, make_spec, placement
 
-__all__ = ["SimResult", "simulate", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
+__all__ = ["SimResult", "simulate", "prepare", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
@@ -70,10 +71,13 @@ class SimResult:
     output_tokens: list = field(default_factory=list, repr=False)
 
     def as_dict(self, *, timeline=False):
-        d = asdict(self)
-        d.pop("output_tokens")
-        if not timeline:
-            d.pop("timeline")
+        # ``config`` is this result's own dict (made by the run): not deep-copied again.
+        d = {}
+        for f in fields(self):
+            if f.name == "output_tokens" or (f.name == "timeline" and not timeline):
+                continue
+            v = getattr(self, f.name)
+            d[f.name] = v if f.name == "config" else deepcopy(v)
         return d
 
 
@@ -94,6 +98,16 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
         d = timing.draft_token(256)[0]
         params.update(draft_cost=1.0, verify_cost=timing.verify(4, 256)[0] / d)
     return golden.make_policy(name, **params)
+
+
+def prepare(acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, *, seed=0, max_files=None, specdecpp=True):
+    """Load the golden pair (and fit SpecDec++'s predictor) in this process, as the first run
+    with them would: forked worker processes then share them instead of each loading its own."""
+    from ahasd.sim.decoding import golden
+    from ahasd.sim.decoding.pairs import load_named_pair
+    lm = load_named_pair(acceptance_pair, max_files=max_files)
+    if specdecpp and (lm.name, seed) not in _PREDICTORS:
+        _PREDICTORS[(lm.name, seed)] = golden.build_policy("specdecpp", lm, seed=seed).predictor
 
 
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",

@@ -14,15 +14,16 @@ rejection rewinds to the batch after the rejected one. The recorded policy's len
 (the trace fixes them), so the policy of the run has no effect.
 """
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ahasd.sim.decoding.ngram import entropy_nats
+from ahasd.sim.decoding.ngram import NGramModel, entropy_nats
 from ahasd.sim.decoding.policies import DraftStep
-from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
+from ahasd.sim.decoding.speculative import accept_prob, residual
 
-__all__ = ["Batch", "LiveSource", "TraceSource"]
+__all__ = ["Batch", "LiveSource", "TraceSource", "DistCache", "DISTS"]
 
 
 @dataclass
@@ -42,8 +43,89 @@ class Batch:
 
 
 def _sample(rng, dist):
-    c = np.cumsum(dist)
+    return _sample_cdf(rng, np.cumsum(dist))
+
+
+def _sample_cdf(rng, c):
+    # The golden decoder's inverse-CDF draw (ahasd.sim.decoding.speculative._sample) on the
+    # cumulative sum ``c`` of the distribution.
     return int(min(np.searchsorted(c, rng.random() * c[-1], side="right"), len(c) - 1))
+
+
+class _Row:
+    """One next-token distribution, its cumulative sum (rows sampled from) and its entropy."""
+    __slots__ = ("p", "cdf", "_entropy")
+
+    def __init__(self, p):
+        self.p, self.cdf, self._entropy = p, None, None
+
+    @property
+    def entropy(self):
+        if self._entropy is None:
+            self._entropy = float(entropy_nats(self.p))
+        return self._entropy
+
+    @property
+    def nbytes(self):
+        return self.p.nbytes + (self.cdf.nbytes if self.cdf is not None else 0)
+
+
+class DistCache:
+    """Next-token distributions of n-gram models shared by every run of this process.
+
+    An n-gram model's distribution depends on the last ``order - 1`` tokens of the context only
+    (:meth:`ahasd.sim.decoding.ngram.NGramModel.next_dist`), and is computed by the same
+    deterministic arithmetic each time, so a cached row is bit for bit what a new call returns:
+    runs that revisit a context (every cell starts from the same prompt, and cells of one policy
+    share long stretches of text) reuse it. Least recently used rows are dropped beyond
+    ``max_bytes`` (a row is 32 KB with the default 4096-token vocabulary, twice that with the
+    cumulative sum a draft row is sampled from). Any other language model is called every time.
+    """
+
+    def __init__(self, max_bytes=256 << 20):
+        self.max_bytes = max_bytes
+        self._rows = OrderedDict()
+        self.bytes = self.hits = self.misses = 0
+
+    def clear(self):
+        self._rows.clear()
+        self.bytes = self.hits = self.misses = 0
+
+    def row(self, model, context, *, cdf=False):
+        """The row after ``context``; with ``cdf`` its cumulative sum is there too."""
+        if not isinstance(model, NGramModel):
+            r = _Row(model.next_dist(context))
+            if cdf:
+                r.cdf = np.cumsum(r.p)
+            return r
+        n = model.order - 1
+        key = (model, tuple(context[-n:]) if n else ())
+        r = self._rows.get(key)
+        if r is not None:
+            self.hits += 1
+            self._rows.move_to_end(key)
+        else:
+            self.misses += 1
+            r = self._rows[key] = _Row(model.next_dist(context))
+            self.bytes += r.p.nbytes
+        if cdf and r.cdf is None:
+            r.cdf = np.cumsum(r.p)
+            self.bytes += r.cdf.nbytes
+        while self.bytes > self.max_bytes and len(self._rows) > 1:
+            _, old = self._rows.popitem(last=False)
+            self.bytes -= old.nbytes
+        return r
+
+    def row_after(self, model, context, extra):
+        """:meth:`row` after ``context + extra``, without copying all of a long context."""
+        if isinstance(model, NGramModel):
+            n = model.order - 1
+            context = context[-n:] if n else []
+        return self.row(model, list(context) + list(extra))
+
+
+#: The process's cache (each worker process has its own).
+DISTS = DistCache()
 
 
 class LiveSource:
@@ -53,6 +135,7 @@ class LiveSource:
         self.pair, self.policy, self.seed, self.greedy = pair, policy, seed, greedy
         self.rng = np.random.default_rng([seed, 11])
         self._p = {}
+        self._cache = DISTS
 
     def draft(self, batch_id, context):
         """Draft one batch after ``context`` (prompt + committed + unverified tokens)."""
@@ -61,9 +144,10 @@ class LiveSource:
         tokens, rows, ents = [], [], []
         pol.begin()
         while True:
-            q = self.pair.draft.next_dist(ctx)
-            x = int(np.argmax(q)) if self.greedy else _sample(self.rng, q)
-            h = float(entropy_nats(q))
+            row = self._cache.row(self.pair.draft, ctx, cdf=not self.greedy)
+            q = row.p
+            x = int(np.argmax(q)) if self.greedy else _sample_cdf(self.rng, row.cdf)
+            h = row.entropy
             tokens.append(x)
             rows.append(q)
             ents.append(h)
@@ -72,20 +156,39 @@ class LiveSource:
             stop = pol.stop(DraftStep(position=n, entropy=h, q=float(q[x])))
             if n >= pol.max_len or (stop and n >= pol.min_len):
                 break
-        return tokens, ents, np.array(rows), -1
+        return tokens, ents, rows, -1
+
+    def _target_row(self, batch, context, i):
+        """The target's distribution after ``context + batch.tokens[:i]`` (computed when first
+        needed: a verification that rejects at position i never looks beyond row i)."""
+        if self._p.get("id") != batch.id:
+            self._p = {"id": batch.id}
+        if i not in self._p:
+            self._p[i] = self._cache.row_after(self.pair.target, context, batch.tokens[:i]).p
+        return self._p[i]
 
     def outcome(self, batch, context, length=None):
-        """``(accepted, next_token)`` of verifying the first ``length`` tokens (all by default)."""
+        """``(accepted, next_token)`` of verifying the first ``length`` tokens (all by default).
+
+        The same decisions and draws as :func:`ahasd.sim.decoding.speculative.verify_draft`
+        (and ``verify_draft_greedy``) on the whole ``(k+1, V)`` target array, in the same order,
+        with the target rows computed only as far as the verification reads them (tested
+        against those functions).
+        """
         k = len(batch.tokens) if length is None else length
-        key = batch.id
-        if key not in self._p:
-            self._p = {key: self.pair.target.score(context, batch.tokens)}
-        p = self._p[key]
         toks = batch.tokens[:k]
         if self.greedy:
-            return verify_draft_greedy(toks, p[:k + 1])
+            for i, x in enumerate(toks):
+                best = int(np.argmax(self._target_row(batch, context, i)))
+                if x != best:
+                    return i, best
+            return k, int(np.argmax(self._target_row(batch, context, k)))
         rng = np.random.default_rng([self.seed, 13, batch.id])
-        return verify_draft(toks, batch.q_rows[:k], p[:k + 1], rng)
+        for i, x in enumerate(toks):
+            p, q = self._target_row(batch, context, i), batch.q_rows[i]
+            if rng.random() >= accept_prob(p, q, x):
+                return i, _sample(rng, residual(p, q))
+        return k, _sample(rng, self._target_row(batch, context, k))
 
     def observe(self, drafted, accepted):
         self.policy.observe(drafted, accepted)

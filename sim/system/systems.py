@@ -118,6 +118,9 @@ def placement(cfg, spec, draft, target, kv_tokens, *, offload):
     return stream, notes
 
 
+_MEMOS = {}
+
+
 class Timing:
     """Durations (s) and dynamic energies (pJ) of the tasks of one system on one model pair."""
 
@@ -136,7 +139,11 @@ class Timing:
         self.gts_switch_s = ctl.gts_switch_cycles / self.pim_hz
         self.tvc_decide_s = ctl.tvc_cycles / self.pim_hz
         self.edc_s = ctl.edc_cycles / self.pim_hz
-        self._memo = {}
+        # Task durations depend only on the configuration, the system, the pair and the offload
+        # stream: every Timing of the same ones in this process shares them (a grid asks the
+        # same questions in each policy column).
+        key = (repr(cfg), spec, draft.name, target.name, tuple(sorted(stream.items())))
+        self._memo = _MEMOS.setdefault(key, {})
 
     def xfer(self, nbytes):
         """One transfer over the interconnect: ``(seconds, pJ)``."""

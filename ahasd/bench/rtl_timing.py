@@ -1,0 +1,240 @@
+"""``ahasd bench rtl-timing``: the cycle figures the system simulator takes from the RTL, measured.
+
+Every figure runs the Amaranth RTL in Amaranth's simulator and counts cycles:
+
+* AAU (:class:`ahasd.hw.aau.AAU`), per operator (softmax, GELU, LayerNorm): ``n`` elements as
+  ``n / 16`` back-to-back 16-lane requests of random Q8.8 inputs (the source always valid, the
+  sink always ready); cycles = last result cycle - first accept cycle + 1 (the unit's
+  occupancy). A least-squares fit ``cycles = a + b * n`` over :data:`AAU_SIZES` gives each
+  operator's ``base_cycles`` (a) and ``cycles_per_elem`` (b); the largest relative residual is
+  printed.
+* EDC (:class:`ahasd.hw.edc.EDC`) decision latency: cycles from the cycle a ``draft`` is taken
+  to the cycle its ``decision`` is valid.
+* TVC (:class:`ahasd.hw.tvc.TVC`) decision latency: cycles from the cycle a ``decide`` is
+  accepted to the cycle its ``result`` is valid.
+* GTS (:class:`ahasd.hw.gts.GTS`) switch cost: the extra cycles before the next task can be
+  accepted after a task that changes the working mode, over one that does not.
+
+The benchmark writes the table the simulator reads as ``build/rtl_timing.toml``; the shipped
+copy is ``sim/system/configs/rtl_timing.toml`` (copy it there to adopt a change in the RTL;
+``tests/sim/system/test_rtl_timing.py`` re-measures and fails when the two disagree by more
+than 5 %).
+"""
+
+import numpy as np
+
+__all__ = ["bench", "aau_cycles", "fit_line", "edc_latency", "tvc_latency",
+           "gts_switch_cycles", "measure", "toml_text", "AAU_SIZES", "AAU_OPS"]
+
+#: Elements per measurement (multiples of the 16 lanes).
+AAU_SIZES = (16, 32, 64, 128)
+#: Config key prefix -> hw.aau.AAUOp name.
+AAU_OPS = {"softmax": "SOFTMAX", "gelu": "GELU", "layernorm": "LAYERNORM"}
+
+
+def aau_cycles(op, n, *, seed=0):
+    """Cycles the RTL AAU is occupied by ``n`` elements (``n / 16`` requests) of operator ``op``
+    (``"softmax"``, ``"gelu"`` or ``"layernorm"``)."""
+    from ahasd.hw.aau import AAU, AAUOp, request_layout
+    from ahasd.sim.blocks.aau import LANES
+    from ahasd.tb.amaranth_sim import simulate, to_payload
+    if op not in AAU_OPS:
+        raise ValueError(f"AAU operator must be one of {', '.join(AAU_OPS)}, not {op!r}")
+    if not isinstance(n, int) or n < LANES or n % LANES:
+        raise ValueError(f"n must be a positive multiple of {LANES}, not {n!r}")
+    rng = np.random.default_rng(seed)
+    code = AAUOp[AAU_OPS[op]]
+    payloads = [to_payload(request_layout, {"op": code, "x": [int(v) for v in
+                                                              rng.integers(-2048, 2048, LANES)]})
+                for _ in range(n // LANES)]
+    dut = AAU()
+    seen = {}
+
+    async def testbench(ctx):
+        ctx.set(dut.o_stream.ready, 1)
+        sent = got = cycle = 0
+        while got < len(payloads):
+            if sent < len(payloads):
+                ctx.set(dut.i_stream.valid, 1)
+                ctx.set(dut.i_stream.payload, payloads[sent])
+            else:
+                ctx.set(dut.i_stream.valid, 0)
+            *_, iv, ir, ov = await ctx.tick().sample(dut.i_stream.valid, dut.i_stream.ready,
+                                                      dut.o_stream.valid)
+            if iv and ir:
+                seen.setdefault("first", cycle)
+                sent += 1
+            if ov:
+                got += 1
+                seen["last"] = cycle
+            cycle += 1
+            if cycle > 1000 * len(payloads):
+                raise RuntimeError(f"AAU {op}: no result after {cycle} cycles")
+
+    simulate(dut, testbench)
+    return seen["last"] - seen["first"] + 1
+
+
+def fit_line(points):
+    """Least-squares ``(a, b, worst relative residual)`` of ``cycles = a + b * n``."""
+    n = np.array([p[0] for p in points], dtype=float)
+    c = np.array([p[1] for p in points], dtype=float)
+    b, a = np.polyfit(n, c, 1)
+    worst = float(np.max(np.abs(a + b * n - c) / c))
+    return float(a), float(b), worst
+
+
+async def _latency(ctx, offer, take, done, limit=100):
+    """Cycles from the cycle ``take`` (a sampled accept) is true to the one ``done`` is."""
+    start = None
+    for cycle in range(limit):
+        offer(ctx, start is None)
+        sampled = await ctx.tick().sample(*take, *done)
+        k = len(take)
+        if start is None and all(sampled[-len(take) - len(done):][:k]):
+            start = cycle
+        elif start is not None and all(sampled[-len(done):]):
+            return cycle - start
+    raise RuntimeError("no output within the cycle limit")
+
+
+def edc_latency():
+    """EDC: cycles from a taken ``draft`` to its valid ``decision``."""
+    from ahasd.hw.edc import EDC
+    from ahasd.tb.amaranth_sim import simulate
+    dut = EDC()
+    out = {}
+
+    def offer(ctx, on):
+        ctx.set(dut.draft.valid, on)
+        ctx.set(dut.draft.payload, 1 << 12)      # 1 nat, UQ4.12
+
+    async def testbench(ctx):
+        await ctx.tick()
+        out["cycles"] = await _latency(ctx, offer, (dut.draft.valid,), (dut.decision.valid,))
+
+    simulate(dut, testbench)
+    return out["cycles"]
+
+
+def tvc_latency():
+    """TVC: cycles from an accepted ``decide`` to its valid ``result``."""
+    from ahasd.hw.tvc import TVC
+    from ahasd.tb.amaranth_sim import simulate, to_payload
+    dut = TVC()
+    shape = dut.decide.signature.members["payload"].shape
+    out = {}
+
+    def offer(ctx, on):
+        ctx.set(dut.decide.valid, on)
+        ctx.set(dut.decide.payload, to_payload(shape, {"kv_len": 512, "now": 1000,
+                                                       "pending": 4}))
+
+    async def testbench(ctx):
+        ctx.set(dut.freq_ratio, 1 << 14)
+        await ctx.tick().repeat(2)          # the tables take their presets after reset
+        out["cycles"] = await _latency(ctx, offer, (dut.decide.valid, dut.decide.ready),
+                                       (dut.result.valid,))
+
+    simulate(dut, testbench)
+    return out["cycles"]
+
+
+def gts_switch_cycles():
+    """GTS: cycles a task that changes the working mode holds off the next task, beyond one
+    that does not (tasks offered back to back, each finishing at once)."""
+    from ahasd.hw.gts import GTS, TaskKind
+    from ahasd.tb.amaranth_sim import simulate
+    gaps = {}
+    for second in (TaskKind.DRAFT, TaskKind.PREVERIFY):
+        dut = GTS()
+
+        # DRAFT, then two tasks of kind ``second``: the gap after the second task's accept is
+        # the one that differs (the first task after reset always switches from IDLE).
+        async def testbench(ctx, second=second, dut=dut):
+            accepts, cycle = [], 0
+            while len(accepts) < 3:
+                ctx.set(dut.i_task.valid, 1)
+                ctx.set(dut.i_task.payload.kind, TaskKind.DRAFT if not accepts else second)
+                ctx.set(dut.i_task.payload.length, 1)
+                ctx.set(dut.done, 1)
+                *_, v, r = await ctx.tick().sample(dut.i_task.valid, dut.i_task.ready)
+                if v and r:
+                    accepts.append(cycle)
+                cycle += 1
+                if cycle > 100:
+                    raise RuntimeError("GTS took no task within 100 cycles")
+            gaps[second] = accepts[2] - accepts[1]
+
+        simulate(dut, testbench)
+    return gaps[TaskKind.PREVERIFY] - gaps[TaskKind.DRAFT]
+
+
+def measure(sizes=AAU_SIZES):
+    """Every figure: ``{"aau": {op: {"points", "base_cycles", "cycles_per_elem", "worst_residual"}},
+    "lanes", "edc_cycles", "tvc_cycles", "gts_switch_cycles"}``."""
+    from ahasd.sim.blocks.aau import LANES
+    aau = {}
+    for op in AAU_OPS:
+        points = [(n, aau_cycles(op, n, seed=i)) for i, n in enumerate(sizes)]
+        a, b, worst = fit_line(points)
+        aau[op] = {"points": points, "base_cycles": a, "cycles_per_elem": b,
+                   "worst_residual": worst}
+    return {"aau": aau, "lanes": LANES, "edc_cycles": edc_latency(),
+            "tvc_cycles": tvc_latency(), "gts_switch_cycles": gts_switch_cycles()}
+
+
+def toml_text(figures):
+    """The simulator's table (``sim/system/configs/rtl_timing.toml``) from :func:`measure`."""
+    sizes = ", ".join(str(n) for n, _ in next(iter(figures["aau"].values()))["points"])
+    lines = [
+        "# Cycle figures of the RTL, measured: generated by `ahasd bench rtl-timing`, which runs",
+        "# the Amaranth RTL in Amaranth's simulator and writes build/rtl_timing.toml; copy that",
+        "# file here to adopt a change in the RTL (tests/sim/system/test_rtl_timing.py re-measures",
+        "# and fails beyond 5 %). Do not edit by hand. A key given in platform.toml (or --set)",
+        "# overrides the measured one.",
+        "",
+        "[aau]",
+        f"lanes = {figures['lanes']}                     # hw/aau.py: one vector of lanes per "
+        "request",
+        f"# Occupancy of one AAU by n elements (n / lanes back-to-back requests), fitted as",
+        f"# cycles = base_cycles + cycles_per_elem * n over n = {sizes}.",
+    ]
+    for op, f in figures["aau"].items():
+        pts = "; ".join(f"{n}: {c}" for n, c in f["points"])
+        lines.append(f"{op}_base_cycles = {round(f['base_cycles'], 4) + 0.0!r}")
+        lines.append(f"{op}_cycles_per_elem = {round(f['cycles_per_elem'], 4) + 0.0!r}"
+                     f"   # measured {pts}")
+    lines += [
+        "",
+        "[controller]",
+        f"edc_cycles = {figures['edc_cycles']}                 # hw/edc.py: draft taken -> "
+        "decision valid",
+        f"tvc_cycles = {figures['tvc_cycles']}                 # hw/tvc.py: decide accepted -> "
+        "result valid",
+        f"gts_switch_cycles = {figures['gts_switch_cycles']}          # hw/gts.py: extra hold-off "
+        "of a task that changes the mode",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def bench(json_output=False, quick=False):
+    from ahasd.tb.paths import build_root
+    figures = measure(AAU_SIZES[:2] if quick else AAU_SIZES)
+    out = build_root() / "rtl_timing.toml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(toml_text(figures))
+    figures["written"] = str(out)
+    if not json_output:
+        print("RTL cycle figures (Amaranth simulator):")
+        for op, f in figures["aau"].items():
+            pts = ", ".join(f"{n}: {c}" for n, c in f["points"])
+            print(f"  AAU {op:9s} cycles = {round(f['base_cycles'], 4) + 0.0:.2f} + "
+                  f"{f['cycles_per_elem']:.4f} * n  (n elements: cycles {pts}; worst residual "
+                  f"{f['worst_residual']:.1%})")
+        print(f"  EDC decision {figures['edc_cycles']} cycles, TVC decision "
+              f"{figures['tvc_cycles']} cycles, GTS mode switch {figures['gts_switch_cycles']} "
+              "cycles")
+        print(f"written to {out} (the simulator's copy: sim/system/configs/rtl_timing.toml)")
+    return figures
