@@ -108,8 +108,8 @@ def _rtl(path, scorer, update):
     """The RTL's decisions, scored against the events read a second time beside them."""
     from ahasd.cosim.edc import VerilatedEDC
     rtl = VerilatedEDC()
+    decisions = rtl.iter_events(_events(path))     # one batch at a time: bounded memory
     try:
-        decisions = iter(rtl.run_events(_events(path)))
         for n, (op, value) in enumerate(_events(path), start=1):
             if op == "draft":
                 decision = next(decisions)
@@ -119,10 +119,11 @@ def _rtl(path, scorer, update):
                 scorer.verify(value)
             if not n % _CHUNK:
                 update(n)
+        if next(decisions, None) is not None:      # also runs the model's end-of-run checks
+            raise RuntimeError("the EDC RTL gave more decisions than the trace has drafts")
     finally:
-        close = getattr(rtl, "close", None)
-        if close is not None:
-            close()
+        decisions.close()
+        rtl.close()
 
 
 def replay(args):

@@ -57,18 +57,24 @@ def _checked_count(path, name, params):
     return count
 
 
+def _counted(items, update):
+    """``items``, reporting progress every ``_CHUNK`` of them."""
+    for n, item in enumerate(items, start=1):
+        yield item
+        if not n % _CHUNK:
+            update(n)
+
+
 def _golden(path, params, update):
     from dataclasses import asdict
 
     from ahasd.sim.blocks.tvc import TVC
     from ahasd.sim.traces.tvc import apply
     model = TVC(**asdict(params))
-    for n, item in enumerate(_transactions(path, params), start=1):
+    for item in _counted(_transactions(path, params), update):
         decision = apply(model, item)
         if decision is not None:
             yield decision
-        if not n % _CHUNK:
-            update(n)
 
 
 def replay(args):
@@ -85,18 +91,17 @@ def replay(args):
     name = display_name(args.trace)
     with input_trace(args.trace) as path:
         total = _checked_count(path, name, params)
-        if args.rtl:
-            if total == 0:
-                return 0                        # nothing to run: no decisions to print
-            from ahasd.cosim.tvc import replay_rtl
-            with progress(f"replaying {name} on the RTL", None):
-                decisions = replay_rtl(_transactions(path, params), params).decisions
-        else:
-            decisions = None
+        if args.rtl and total == 0:
+            return 0                            # nothing to run: no decisions to print
         out = sys.stdout
-        with progress(f"replaying {name}", total) as update:
+        with progress(f"replaying {name}" + (" on the RTL" if args.rtl else ""), total) as update:
+            if args.rtl:
+                from ahasd.cosim.tvc import iter_replay_rtl
+                decisions = iter_replay_rtl(_counted(_transactions(path, params), update), params)
+            else:
+                decisions = _golden(path, params, update)
             lines = []
-            for d in decisions if decisions is not None else _golden(path, params, update):
+            for d in decisions:
                 lines.append('{"insert": %s, "length": %d}\n' % (
                     "true" if d.insert else "false", d.length))
                 if len(lines) == _CHUNK:

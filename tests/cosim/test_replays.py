@@ -11,7 +11,7 @@ import ahasd.cosim.tvc as cosim_tvc
 from ahasd.bench.edc import event_stream
 from ahasd.cosim.edc import VerilatedEDC
 from ahasd.cosim.model import VerilatedModel
-from ahasd.cosim.tvc import replay_rtl
+from ahasd.cosim.tvc import iter_replay_rtl, replay_rtl
 from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDC, entropy_to_fx, score_events
@@ -54,6 +54,21 @@ def test_tvc_replay_matches_the_stepped_driver(monkeypatch, generator, chunk, st
     assert got.decisions == [d for d in (apply(golden, i) for i in ops) if d is not None]
     assert got.final["error_count"] == golden.error_count
     assert all(got.final[f"average__{t}"] == golden.average(t) for t in ("nvct", "pdct", "pvct"))
+
+
+def test_tvc_streaming_replay_yields_the_same_decisions_batch_by_batch(monkeypatch):
+    """``iter_replay_rtl`` (what ``ahasd tvc replay --rtl`` runs, in bounded memory) yields, over
+    many small batches, exactly the decisions ``replay_rtl`` keeps."""
+    monkeypatch.setattr(cosim_tvc, "CHUNK", 50)
+    monkeypatch.setattr(cosim_tvc, "STRIDE", 16)
+    params = TVCParams()
+    ops = realistic_trace(400, seed=5, params=params)
+    consumed = []
+    stream = iter_replay_rtl((consumed.append(1) or op for op in ops), params)
+    first = next(stream)
+    assert len(consumed) < len(ops) / 2      # yielded before the whole trace was read
+    assert [first, *stream] == replay_rtl(ops, params).decisions
+    assert len(replay_rtl(ops, params).decisions) > 100
 
 
 def test_tvc_replay_names_a_transaction_it_does_not_know():
