@@ -69,7 +69,9 @@ def test_stdin_is_spooled_not_held(tmp_path):
 def test_rtl_paths_do_not_grow(tmp_path, name):
     lines, n, argv = CASES[name]
     peak_memory_mb(argv + ["--rtl", "/dev/null"])          # build (or find) the model first
-    peaks, _ = growth(tmp_path, lines, n // 3, argv + ["--rtl"])
+    # The smaller trace already fills several of the harness's batches (CHUNK events, the
+    # memory a replay holds), so only growth with the trace can show.
+    peaks, _ = growth(tmp_path, lines, 3 * n, argv + ["--rtl"])
     print(f"{name} --rtl: peak {peaks[0]:.0f} MB, ten times the trace {peaks[1]:.0f} MB")
     assert peaks[1] - peaks[0] <= ALLOWANCE_MB, (name, peaks)
 
