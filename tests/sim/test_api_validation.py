@@ -92,7 +92,7 @@ class Uniform:
     (dict(draft_cost="1"), TypeError, "draft_cost must be a finite number > 0, not '1'"),
     (dict(max_unverified=True), TypeError, "max_unverified must be an integer in 1..1024"),
     (dict(max_unverified=5000), ValueError, "max_unverified must be an integer in 1..1024"),
-    (dict(greedy=1), TypeError, "greedy must be a bool, not int"),
+    (dict(greedy=1), TypeError, "greedy must be a bool, not 1"),
     (dict(progress=3), TypeError, "progress must be callable or None"),
 ])
 def test_decode_rejects(kwargs, error, message):
