@@ -60,11 +60,11 @@ def check_int(name, value, low, high=None, *, optional=False, note=None):
 
 
 def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False, high_open=False,
-               finite=True):
+               finite=True, note=None):
     """Return ``value`` as a ``float`` if it is a finite real number in ``[low, high]``
     (open at ``low`` with ``low_open``, at ``high`` with ``high_open``); otherwise raise naming
     ``name`` and the value. ``finite=False``: any real number but NaN (for conversions that
-    saturate), without bounds."""
+    saturate), without bounds. ``note`` (what the range means) is added to the message."""
     if not finite:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ParameterTypeError(f"{name} must be a number, not {_show(value)}")
@@ -79,6 +79,8 @@ def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False, hig
         bound = f"> {low:g}" if low_open else f">= {low:g}"
     else:
         bound = (f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
+    if note:
+        bound += f" ({note})"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterTypeError(f"{name} must be a finite number {bound}, not {_show(value)}")
     try:

@@ -24,7 +24,7 @@ import numpy as np
 from ahasd.sim.params import check_ints, check_real
 
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",
-           "layernorm_float", "eps_fx", "SOFTMAX_BOUND", "GELU_BOUND", "LAYERNORM_BOUND",
+           "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND", "GELU_BOUND", "LAYERNORM_BOUND",
            "EXP2_Q16", "TANH_LUT"]
 
 LANES = 16
@@ -46,6 +46,16 @@ TANH_LUT = [round(math.tanh(i / 2**TANH_STEP_BITS) * 2**16) for i in range(257)]
 
 LN_SQRT_SHIFT = 16
 LN_RECIP_SHIFT = 46
+
+
+#: The range of LayerNorm's ``eps``: its fixed-point form (units of 2**-28) is at least 1, so
+#: that a constant vector never divides by zero, and below 16.
+EPS_MIN, EPS_MAX = 2.0 ** -28, 16.0
+
+
+def check_eps(eps):
+    """``eps`` as a float if LayerNorm accepts it (the golden model and the RTL alike)."""
+    return check_real("eps", eps, EPS_MIN, EPS_MAX, high_open=True, note="2**-28 up to 16")
 
 
 def _check(x):
@@ -107,7 +117,7 @@ def _isqrt(n):
 def layernorm_fx(x, eps=1e-5):
     """LayerNorm (no affine) of 16 Q8.8 lanes as Q3.12."""
     v = _check(x)
-    check_real("eps", eps, 0.0)
+    check_eps(eps)
     total = sum(v)
     d = [LANES * a - total for a in v]
     big_v = sum(a * a for a in d)

@@ -96,7 +96,8 @@ CASES = {
     "aau float lane": (lambda: aau.gelu_fx(_lanes(2, 1.5)), T, r"x\[2\] must be an integer in -32768..32767"),
     "aau str lane": (lambda: aau.softmax_fx(_lanes(0, "1")), T, r"x\[0\] must be an integer"),
     "aau wide lane": (lambda: aau.layernorm_fx(np.array(_lanes(5, 40000))), V, r"x\[5\] must be an integer in -32768..32767 \(Q8.8 int16 lanes\), not 40000"),
-    "aau eps nan": (lambda: aau.layernorm_fx(LANES, eps=math.nan), V, r"eps must be a finite number >= 0, not nan"),
+    "aau eps nan": (lambda: aau.layernorm_fx(LANES, eps=math.nan), V, r"eps must be a finite number in \[3.72529e-09, 16\) \(2\*\*-28 up to 16\), not nan"),
+    "aau eps 0": (lambda: aau.layernorm_fx(LANES, eps=0), V, r"eps must be a finite number in \[3.72529e-09, 16\)"),
     "aau not a vector": (lambda: aau.softmax_fx(5), T, r"x must be a sequence of integers"),
     # entropy
     "entropy config bool": (lambda: entropy.EntropyConfig(logit_width=True), T, r"logit_width must be an integer in 8..24, not True"),
