@@ -83,6 +83,10 @@ def test_edc_replay_across_batches_and_closed_loop_steps(monkeypatch):
     golden, _ = score_events(EDC(), events)
     rtl = VerilatedEDC()
     assert rtl.run_events(e for e in events) == golden        # a generator, in 10 batches
+    consumed = []
+    stream = rtl.iter_events(consumed.append(1) or e for e in events)
+    assert next(stream) == golden[0] and len(consumed) < len(events) / 2   # batch by batch
+    assert [golden[0], *stream] == golden
     assert rtl.simulator_cpu_s > 0
     model = EDC()
     for n, (op, value) in enumerate(events[:400]):
