@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ahasd.sim.traces.lines import new_file_mode, spooled
 
-__all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file", "output_dir", "atomic_write_text",
-           "display_name"]
+__all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
+           "output_dir", "atomic_write_text", "display_name"]
 
 
 def _reason(error):

@@ -14,8 +14,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["COUNTER_BITS", "ParameterTypeError", "check_int", "check_ints", "check_real", "check_bool", "check_power_of_two", "check_positive", "check_unit",
-           "check_identifier", "check_domain", "check_instance", "check_callable", "check_choice"]
+__all__ = ["COUNTER_BITS", "ParameterTypeError", "check_int", "check_ints", "check_real",
+           "check_bool", "check_power_of_two", "check_positive", "check_unit", "check_identifier",
+           "check_domain", "check_instance", "check_callable", "check_choice"]
 
 #: Width of the wrapping statistics counters of the blocks (EDC, GTS, the draft queue's
 #: ``discarded``), the same as the 32-bit counter registers.

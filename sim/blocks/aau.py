@@ -24,8 +24,8 @@ import numpy as np
 from ahasd.sim.params import check_ints, check_real
 
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",
-           "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND", "GELU_BOUND", "LAYERNORM_BOUND",
-           "EXP2_Q16", "TANH_LUT"]
+           "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND",
+           "GELU_BOUND", "LAYERNORM_BOUND", "EXP2_Q16", "TANH_LUT"]
 
 LANES = 16
 SOFTMAX_BOUND = 2e-3
