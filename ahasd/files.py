@@ -2,6 +2,10 @@
 
 * :func:`input_trace` opens nothing yet but guarantees a path that can be read more than once
   (``-``, standard input, is spooled to a temporary file), and checks that it can be opened.
+* :func:`checked_trace` is the two streaming passes of every command that reads a trace
+  (``edc replay``, ``tvc replay``, ``trace stats``): the first checks every line and keeps nothing,
+  so a malformed trace fails before anything is printed; the second (and any later one) yields
+  the checked items again. Memory does not grow with the trace.
 * :func:`output_file` creates a temporary file beside the destination *before* the work starts
   (so an unwritable destination fails at once) and renames it over the destination at the end;
   on any failure the temporary file is removed and the destination is untouched. ``-`` is
@@ -19,8 +23,8 @@ from pathlib import Path
 
 from ahasd.sim.traces.lines import new_file_mode, spooled
 
-__all__ = ["input_trace", "open_input", "output_file", "output_dir", "atomic_write_text",
-           "display_name"]
+__all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
+           "output_dir", "atomic_write_text", "display_name"]
 
 
 def _reason(error):
@@ -58,6 +62,56 @@ def open_input(path):
         return open(path, "rb")
     except OSError as error:
         raise _error("read", path, error) from None
+
+
+@contextlib.contextmanager
+def _reading(name):
+    """Trace and OS errors while reading input ``name`` as CliErrors naming it."""
+    from ahasd.cli import CliError
+    from ahasd.sim.traces.errors import TraceError
+    try:
+        yield
+    except TraceError as error:
+        raise CliError(f"{name}: {error}") from None
+    except OSError as error:
+        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
+
+
+class CheckedTrace:
+    """An input trace that has passed the checking pass of :func:`checked_trace`.
+
+    Attributes
+    ----------
+    name : str
+        The name messages use (``stdin`` for ``-``).
+    path : str
+        A readable path (a spooled copy for standard input).
+    count : int
+        The number of items the checking pass read.
+    """
+
+    def __init__(self, path, name, read):
+        self.path, self.name, self._read = path, name, read
+        count = 0
+        for _ in self.items():
+            count += 1
+        self.count = count
+
+    def items(self):
+        """Read the file again (a generator): the items of ``read(file)``, one at a time."""
+        with _reading(self.name), open_input(self.path) as f:
+            yield from self._read(f)
+
+
+@contextlib.contextmanager
+def checked_trace(path, read):
+    """Yield a :class:`CheckedTrace` of input ``path`` (``-``: standard input, spooled to a
+    temporary file) once ``read(binary_file)`` (an iterator that raises
+    :class:`ahasd.sim.traces.errors.TraceError` at the first fault) has run through the whole
+    file; a fault becomes a :class:`ahasd.cli.CliError` naming the file and the line."""
+    name = display_name(path)
+    with input_trace(path) as real:
+        yield CheckedTrace(real, name, read)
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ decisions come back as :class:`ahasd.sim.blocks.edc.Decision`, so callers can sw
 golden :class:`ahasd.sim.blocks.edc.EDC` and compare line for line.
 """
 
+from collections import deque
 from itertools import islice
 
 from ahasd.sim.blocks.edc import Decision, entropy_to_fx
@@ -83,14 +84,20 @@ class VerilatedEDC:
     def run_events(self, events):
         """Run ``("draft", entropy_nats)`` / ``("verify", full)`` events (any iterable), one per
         cycle, from reset; return the decisions (one per draft)."""
+        return list(self.iter_events(events))
+
+    def iter_events(self, events):
+        """:meth:`run_events` as a generator: the decisions of each batch are yielded as soon as
+        the batch has run, so memory does not grow with the event stream (a replay of a 1 GB
+        trace holds one batch)."""
         from ahasd.cosim.harness import paused_gc
         with paused_gc():
-            return self._run_events(events)
+            yield from self._run_events(events)
 
     def _run_events(self, events):
         h = self._start()
         decode = self.ports["decode"]
-        decisions, expected = [], []     # the cycle each decision must appear in
+        expected = deque()               # the cycle each pending decision must appear in
         cycle = 1                        # the cycle of the next event (0 was the reset)
         events = iter(events)
         while True:
@@ -110,27 +117,27 @@ class VerilatedEDC:
                 else:
                     raise ValueError(f"unknown EDC event {op!r}")
                 cycle += 1
-            h.drain("sync", 2 * len(chunk) + 8)
+            del chunk
+            h.drain("sync", 2 * n + 8)
             got = h.collect(self._decision)
             h.run()
-            decisions += self._check(got.value, expected, decode)
+            yield from self._check(got.value, expected, decode)
         h.wait("sync", 2)
         got = h.collect(self._decision)
         h.run()
-        decisions += self._check(got.value, expected, decode)
+        yield from self._check(got.value, expected, decode)
         if expected:
             raise RuntimeError(f"EDC RTL gave no decision in cycle {expected[0]}, one cycle "
                                f"after its draft")
         h.close()
         self.simulator_cpu_s = h.cpu_s or 0.0   # the harness process's CPU time of this run
         self._harness = None
-        return decisions
 
     @staticmethod
     def _check(items, expected, decode):
         out = []
         for cycle, *values in items:
-            want = expected.pop(0) if expected else None
+            want = expected.popleft() if expected else None
             if cycle != want:
                 raise RuntimeError(f"EDC RTL gave a decision in cycle {cycle}; the next draft's "
                                    f"decision was due in cycle {want}")

@@ -70,19 +70,32 @@ def _design(params):
 def replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
     """Run ``ops`` (any iterable of trace dicts) on the Verilated TVC (built with ``params``);
     return the :class:`ahasd.tb.tvc_driver.DriveResult`."""
-    from ahasd.cosim.harness import paused_gc
+    out = DriveResult()
+    for _ in _replay(ops, params or TVCParams(), freq_ratio, presets, out, keep=True):
+        pass
+    return out
+
+
+def iter_replay_rtl(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
+    """:func:`replay_rtl` as a generator of the decisions, yielded batch by batch, in memory that
+    does not grow with ``ops`` (the per-transaction latency lists are not kept)."""
+    yield from _replay(ops, params or TVCParams(), freq_ratio, presets, DriveResult(), keep=False)
+
+
+def _replay(ops, p, freq_ratio, presets, out, keep):
+    """Run ``ops``, filling ``out``; yield the decisions of each batch when it has run. Without
+    ``keep``, ``out``'s lists are emptied after each batch."""
+    from ahasd.cosim.harness import Harness, paused_gc
 
     with paused_gc():
-        return _replay(ops, params or TVCParams(), freq_ratio, presets)
+        yield from _run(ops, p, freq_ratio, presets, out, keep, Harness)
 
 
-def _replay(ops, p, freq_ratio, presets):
-    from ahasd.cosim.harness import Harness
-
+def _run(ops, p, freq_ratio, presets, out, keep, Harness):
     verilog, inputs, outputs = _design(tuple(sorted(asdict(p).items())))
     # Far more than any legal wait (a record keeps the block busy < numerator_bits + 3 cycles).
     stall_limit = 4 * (p.numerator_bits + 8)
-    out = DriveResult()
+    results = 0              # decisions collected so far
     with Harness(verilog, "tvc", inputs, outputs,
                  domains={"sync": ("clk", "rst", 1000)}) as h:
         for name in TABLES:
@@ -134,18 +147,33 @@ def _replay(ops, p, freq_ratio, presets):
             h.drain("sync", stall_limit * (len(chunk) + 1))
             end = max(end, _collect(h, record, decide, result, ready, out, decides, latency,
                                     lengths))
+            results = len(out.decisions) + (0 if keep else results)
+            yield from _batch(out, keep)
         # The results and the record divider still in flight.
-        h.until_count(result, len(out.decisions) + len(decides), "sync", stall_limit)
+        h.until_count(result, results + len(decides), "sync", stall_limit)
         h.until("record__ready", 1, "sync", stall_limit)
         h.wait("sync", 1)                 # ... and sampled
         end = max(end, _collect(h, record, decide, result, ready, out, decides, latency, lengths,
                                 final=True))
+        results = len(out.decisions) + (0 if keep else results)
+        yield from _batch(out, keep)
         values = {name: h.get(name) for name, _ in outputs}
         h.run()
     out.simulator_cpu_s = h.cpu_s or 0.0
     out.final = {name: v.value for name, v in values.items()}
     out.cycles = end        # driver numbering: harness cycle - 1, plus one for the last cycle
-    return out
+
+
+def _batch(out, keep):
+    """The decisions of the batch just collected, taken out of ``out`` with the batch's latency
+    lists (without ``keep``); with ``keep`` everything stays in ``out`` and nothing is yielded."""
+    if keep:
+        return ()
+    new = out.decisions
+    out.decisions = []
+    for name in ("decision_latency", "record_latency", "decide_wait"):
+        getattr(out, name).clear()
+    return new
 
 
 def _collect(h, record, decide, result, ready, out, decides, latency, lengths, final=False):

@@ -16,7 +16,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.aau_lane import QUOT_BITS, AAULane, LaneStep
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.aau import (LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT,
-                                  eps_fx)
+                                  check_eps, eps_fx)
 
 __all__ = ["AAUOp", "AAU", "request_layout", "response_layout"]
 
@@ -65,8 +65,7 @@ class AAU(wiring.Component):
 
     def __init__(self, *, eps=1e-5):
         with rejecting_construction(self):
-            if not isinstance(eps, (int, float)) or not 2**-28 <= eps < 16:
-                raise ValueError(f"eps must be a number in [2**-28, 16), not {eps!r}")
+            check_eps(eps)
         self.eps = eps
         super().__init__({
             "i_stream": In(stream.Signature(request_layout)),

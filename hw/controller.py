@@ -43,6 +43,7 @@ from ahasd.hw.regmap import load
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDCParams
 from ahasd.sim.blocks.tvc import TVCParams
+from ahasd.sim.params import check_instance
 
 __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]
 
@@ -114,8 +115,7 @@ class Controller(wiring.Component):
         try:
             with rejecting_construction(self):
                 for name, value in (("edc", edc), ("tvc", tvc)):
-                    if value is not None and not isinstance(value, dict):
-                        raise ValueError(f"{name} must be a dict of parameters, not {value!r}")
+                    check_instance(name, value, dict, optional=True, what="dict of parameters")
                 # Validate every parameter before building anything: a part built before an
                 # error would warn that it was never elaborated (and so would its own parts).
                 self._check_fit(EDCParams(**(edc or {})), TVCParams(**(tvc or {})))

@@ -32,7 +32,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import Cmd, command_signature
 from ahasd.sim.blocks.dram import DRAMConfig
-from ahasd.sim.params import check_int
+from ahasd.sim.params import check_instance, check_int, check_power_of_two
 from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
 
 __all__ = ["StateCommit", "CommitLane", "FactorKind"]
@@ -75,12 +75,9 @@ class StateCommit(wiring.Component):
 
     def __init__(self, *, config=DRAMConfig(), d_k=128, d_v=128, max_rank=16):
         with rejecting_construction(self):
-            if not isinstance(config, DRAMConfig):
-                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
-            if config.n_banks & (config.n_banks - 1):
-                raise ValueError(f"config.n_banks must be a power of two, not {config.n_banks}")
-            if config.burst_bytes < 2:
-                raise ValueError(f"config.burst_bytes must be >= 2, not {config.burst_bytes}")
+            check_instance("config", config, DRAMConfig)
+            check_power_of_two("config.n_banks", config.n_banks)
+            check_int("config.burst_bytes", config.burst_bytes, 2)
             check_int("d_k", d_k, 1)
             check_int("d_v", d_v, 1)
             check_int("max_rank", max_rank, 1)

@@ -21,6 +21,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.sim.params import check_int
 
 __all__ = ["UARTAXILiteBridge", "CMD_WRITE", "CMD_READ", "REPLY_BAD_COMMAND"]
 
@@ -60,11 +61,8 @@ class UARTAXILiteBridge(wiring.Component):
 
     def __init__(self, *, divisor=104, addr_width=8):
         with rejecting_construction(self):
-            if not isinstance(divisor, int) or isinstance(divisor, bool) or divisor < 4:
-                raise ValueError(f"divisor must be an integer >= 4, not {divisor!r}")
-            if not isinstance(addr_width, int) or isinstance(addr_width, bool) or \
-                    not 1 <= addr_width <= 16:
-                raise ValueError(f"addr_width must be an integer in 1..16, not {addr_width!r}")
+            check_int("divisor", divisor, 4)
+            check_int("addr_width", addr_width, 1, 16)
         self.divisor = divisor
         self.addr_width = addr_width
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1),

@@ -14,8 +14,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["COUNTER_BITS", "ParameterTypeError", "check_int", "check_real", "check_bool", "check_power_of_two", "check_positive", "check_unit",
-           "check_identifier", "check_domain", "check_instance", "check_choice"]
+__all__ = ["COUNTER_BITS", "ParameterTypeError", "check_int", "check_ints", "check_real",
+           "check_bool", "check_power_of_two", "check_positive", "check_unit", "check_identifier",
+           "check_domain", "check_instance", "check_callable", "check_choice"]
 
 #: Width of the wrapping statistics counters of the blocks (EDC, GTS, the draft queue's
 #: ``discarded``), the same as the 32-bit counter registers.
@@ -40,34 +41,73 @@ def _is_number(value):
             and math.isfinite(value))
 
 
-def check_int(name, value, low, high=None):
+def _none(optional):
+    return " or None" if optional else ""
+
+
+def check_int(name, value, low, high=None, *, optional=False, note=None):
     """Return ``value`` as an ``int`` if it is an integer in ``low..high`` (``high`` None: no
-    upper bound); otherwise raise naming ``name`` and the value."""
+    upper bound; None itself with ``optional``); otherwise raise naming ``name`` and the value.
+    ``note`` (what the range means) is added to the message."""
+    if optional and value is None:
+        return None
     bound = f">= {low}" if high is None else f"in {low}..{high}"
+    rule = f"an integer {bound}{f' ({note})' if note else ''}{_none(optional)}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterTypeError(f"{name} must be an integer {bound}, not {_show(value)}")
+        raise ParameterTypeError(f"{name} must be {rule}, not {_show(value)}")
     if value < low or (high is not None and value > high):
-        raise ValueError(f"{name} must be an integer {bound}, not {_show(value)}")
+        raise ValueError(f"{name} must be {rule}, not {_show(value)}")
     return int(value)
 
 
-def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False):
+def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False, high_open=False,
+               finite=True, note=None):
     """Return ``value`` as a ``float`` if it is a finite real number in ``[low, high]``
-    (``(low, high]`` with ``low_open``); otherwise raise naming ``name`` and the value."""
-    if low_open:
-        bound = f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g}]"
+    (open at ``low`` with ``low_open``, at ``high`` with ``high_open``); otherwise raise naming
+    ``name`` and the value. ``finite=False``: any real number but NaN (for conversions that
+    saturate), without bounds. ``note`` (what the range means) is added to the message."""
+    if not finite:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ParameterTypeError(f"{name} must be a number, not {_show(value)}")
+        try:
+            number = float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+        if math.isnan(number):
+            raise ValueError(f"{name} must be a number, not {_show(value)}")
+        return number
+    if high == math.inf:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
     else:
-        bound = f">= {low:g}" if high == math.inf else f"in [{low:g}, {high:g}]"
+        bound = (f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}")
+    if note:
+        bound += f" ({note})"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterTypeError(f"{name} must be a finite number {bound}, not {_show(value)}")
     try:
         number = float(value)
     except OverflowError:
         number = math.inf if value > 0 else -math.inf
-    if (not math.isfinite(number) or number > high
+    if (not math.isfinite(number)
+            or (number >= high if high_open else number > high)
             or (number <= low if low_open else number < low)):
         raise ValueError(f"{name} must be a finite number {bound}, not {_show(value)}")
     return number
+
+
+def check_ints(name, values, low, high, note=None):
+    """``values`` (a list, tuple or 1-D array of integers) as a list of ints in ``low..high``;
+    a bad element is named by its index (``name[i]``). An integer numpy array is checked at
+    once."""
+    check_instance(name, values, (list, tuple, np.ndarray), what="sequence of integers")
+    array = np.asarray(values)
+    if array.ndim == 1 and array.dtype.kind in "iu":
+        outside = np.flatnonzero((array < low) | (array > high))
+        if outside.size:
+            i = int(outside[0])
+            check_int(f"{name}[{i}]", int(array[i]), low, high, note=note)
+        return array.tolist()
+    return [check_int(f"{name}[{i}]", v, low, high, note=note) for i, v in enumerate(values)]
 
 
 def check_bool(name, value):
@@ -77,37 +117,55 @@ def check_bool(name, value):
     return bool(value)
 
 
-def check_power_of_two(name, value, low=1):
-    """``value`` if it is an integer power of two, at least ``low``."""
-    if not _is_int(value) or value < max(low, 1) or value & (value - 1):
+def check_power_of_two(name, value, low=1, high=None):
+    """``value`` as an ``int`` if it is an integer power of two in ``low..high`` (``high`` None:
+    no upper bound)."""
+    if high is not None:
+        bound = f" in {low}..{high}"
+    else:
         bound = f" >= {low}" if low > 1 else ""
-        raise ValueError(f"{name} must be a power of two{bound}, not {value!r}")
+    message = f"{name} must be a power of two{bound}, not {_show(value)}"
+    if not _is_int(value):
+        raise ParameterTypeError(message)
+    if value < max(low, 1) or (high is not None and value > high) or value & (value - 1):
+        raise ValueError(message)
     return int(value)
 
 
-def check_positive(name, value, *, integer=False, upper=None):
+def check_positive(name, value, *, integer=False, upper=None, optional=False):
     """``value`` if it is a positive (finite) number, or a positive integer with ``integer``,
-    and at most ``upper`` when given."""
-    ok = _is_int(value) if integer else _is_number(value)
-    if not ok or value <= 0 or (upper is not None and value > upper):
-        kind = "a positive integer" if integer else "a positive number"
-        extra = f" <= {upper}" if upper is not None else ""
-        raise ValueError(f"{name} must be {kind}{extra}, not {value!r}")
+    and at most ``upper`` when given (None itself with ``optional``)."""
+    if optional and value is None:
+        return None
+    kind = "a positive integer" if integer else "a positive number"
+    extra = f" <= {upper}" if upper is not None else ""
+    message = f"{name} must be {kind}{extra}{_none(optional)}, not {_show(value)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral if integer
+                                                 else numbers.Real):
+        raise ParameterTypeError(message)
+    if not (integer or _is_number(value)) or value <= 0 or (upper is not None and value > upper):
+        raise ValueError(message)
     return value
 
 
 def check_unit(name, value):
     """``value`` if it is a number in [0, 1]."""
+    message = f"{name} must be a number in [0, 1], not {_show(value)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterTypeError(message)
     if not _is_number(value) or not 0 <= value <= 1:
-        raise ValueError(f"{name} must be a number in [0, 1], not {value!r}")
+        raise ValueError(message)
     return value
 
 
 def check_identifier(name, value, what):
     """``value`` if it is a string usable as a Python identifier (a clock domain name, say);
     ``what`` names the kind in the message."""
-    if not isinstance(value, str) or not value.isidentifier():
-        raise ValueError(f"{name} must be {what}, not {value!r}")
+    message = f"{name} must be {what}, not {_show(value)}"
+    if not isinstance(value, str):
+        raise ParameterTypeError(message)
+    if not value.isidentifier():
+        raise ValueError(message)
     return value
 
 
@@ -116,15 +174,35 @@ def check_domain(name, value):
     return check_identifier(name, value, "a clock domain name")
 
 
-def check_instance(name, value, cls):
-    """``value`` if it is an instance of ``cls``."""
+def check_instance(name, value, cls, *, optional=False, what=None):
+    """``value`` if it is an instance of ``cls`` (a class or a tuple of classes), or None with
+    ``optional``; ``what`` names the kind in the message (default: the class names)."""
+    if optional and value is None:
+        return value
     if not isinstance(value, cls):
-        raise ValueError(f"{name} must be a {cls.__name__}, not {value!r}")
+        classes = cls if isinstance(cls, tuple) else (cls,)
+        what = what or " or ".join(c.__name__ for c in classes)
+        raise ParameterTypeError(f"{name} must be a {what}{_none(optional)}, not "
+                                 f"{type(value).__name__} {_show(value)}")
     return value
+
+
+def check_callable(name, value, *, optional=False):
+    """``value`` if it can be called, or None with ``optional``."""
+    if (value is None and optional) or callable(value):
+        return value
+    raise ParameterTypeError(f"{name} must be callable{_none(optional)}, not "
+                             f"{type(value).__name__} {_show(value)}")
 
 
 def check_choice(name, value, choices):
     """``value`` if it is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, not {value!r}")
+    try:
+        ok = value in choices
+    except TypeError:                 # unhashable, against a set or dict
+        ok = False
+    if ok and isinstance(value, bool):    # True == 1: a bool is not an integer choice
+        ok = any(c is value for c in choices)
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, not {_show(value)}")
     return value

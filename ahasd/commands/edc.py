@@ -65,34 +65,15 @@ class Scorer:
                 self._head = 0
 
 
-def _checked_count(path, name):
-    """First pass: check every line; return the number of events."""
-    from ahasd.cli import CliError
-    from ahasd.files import open_input
-    from ahasd.sim.traces.edc import TraceError, iter_events
-    count = 0
-    try:
-        with open_input(path) as f:
-            for _ in iter_events(f):
-                count += 1
-    except TraceError as error:
-        raise CliError(f"{name}: {error}") from None
-    except OSError as error:
-        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
-    return count
-
-
-def _events(path):
-    from ahasd.files import open_input
+def _read(f):
     from ahasd.sim.traces.edc import iter_events
-    with open_input(path) as f:
-        yield from iter_events(f)
+    return iter_events(f)
 
 
-def _golden(path, variant, scorer, update):
+def _golden(trace, variant, scorer, update):
     from ahasd.sim.blocks.edc import EDC
     edc = EDC(variant=variant)
-    for n, (op, value) in enumerate(_events(path), start=1):
+    for n, (op, value) in enumerate(trace.items(), start=1):
         if op == "draft":
             decision = edc.draft(value)
             scorer.draft(decision)
@@ -104,13 +85,13 @@ def _golden(path, variant, scorer, update):
             update(n)
 
 
-def _rtl(path, scorer, update):
+def _rtl(trace, scorer, update):
     """The RTL's decisions, scored against the events read a second time beside them."""
     from ahasd.cosim.edc import VerilatedEDC
     rtl = VerilatedEDC()
+    decisions = rtl.iter_events(trace.items())     # one batch at a time: bounded memory
     try:
-        decisions = iter(rtl.run_events(_events(path)))
-        for n, (op, value) in enumerate(_events(path), start=1):
+        for n, (op, value) in enumerate(trace.items(), start=1):
             if op == "draft":
                 decision = next(decisions)
                 scorer.draft(decision)
@@ -119,26 +100,25 @@ def _rtl(path, scorer, update):
                 scorer.verify(value)
             if not n % _CHUNK:
                 update(n)
+        if next(decisions, None) is not None:      # also runs the model's end-of-run checks
+            raise RuntimeError("the EDC RTL gave more decisions than the trace has drafts")
     finally:
-        close = getattr(rtl, "close", None)
-        if close is not None:
-            close()
+        decisions.close()
+        rtl.close()
 
 
 def replay(args):
     from ahasd.cli import CliError
-    from ahasd.files import display_name, input_trace
+    from ahasd.files import checked_trace
     from ahasd.progress import progress
     if args.rtl and args.variant != "committed":
         raise CliError("--rtl runs the RTL, which implements the committed variant only")
-    name = display_name(args.trace)
-    with input_trace(args.trace) as path:
-        total = _checked_count(path, name)
+    with checked_trace(args.trace, _read) as trace:
         scorer = Scorer()
         out = sys.stdout
-        with progress(f"replaying {name}", total) as update:
-            decisions = _rtl(path, scorer, update) if args.rtl else _golden(
-                path, args.variant, scorer, update)
+        with progress(f"replaying {trace.name}", trace.count) as update:
+            decisions = _rtl(trace, scorer, update) if args.rtl else _golden(
+                trace, args.variant, scorer, update)
             lines = []          # formatted by hand (as json.dumps would): the hot loop
             for d in decisions:
                 lines.append('{"continue": %s, "index": %d}\n' % (

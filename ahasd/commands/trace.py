@@ -1,7 +1,8 @@
 """``ahasd trace stats FILE``: summary figures of a speculative-decoding trace.
 
-One streaming pass checks the trace and gathers the figures; they are printed only at the end,
-so a malformed trace prints nothing on standard output. Memory does not grow with the trace.
+Two streaming passes (:func:`ahasd.files.checked_trace`, as the replays): the first checks every
+line, so a malformed trace prints nothing on standard output; the second gathers the figures.
+Standard input is spooled to a temporary file first. Memory does not grow with the trace.
 """
 
 __all__ = ["register", "run_stats"]
@@ -24,20 +25,13 @@ def register(sub):
 def run_stats(args):
     import json
 
-    from ahasd.cli import CliError
-    from ahasd.files import display_name, input_trace, open_input
+    from ahasd.files import checked_trace
     from ahasd.sim.traces import decoding as trace
     from ahasd.sim.traces.lines import json_lines
 
-    name = display_name(args.file)
-    with input_trace(args.file) as path:
-        try:
-            with open_input(path) as f:
-                figures = trace.stats(trace.check_records(json_lines(f)), bins=args.bins)
-        except trace.TraceError as e:
-            raise CliError(f"{name}: {e}") from None
-        except OSError as error:
-            raise CliError(f"cannot read {name}: {error.strerror or error}") from None
+    with checked_trace(args.file, lambda f: trace.check_records(json_lines(f))) as checked:
+        name = checked.name
+        figures = trace.stats(checked.items(), bins=args.bins)
     if args.json:
         print(json.dumps(figures, indent=2, allow_nan=False))
         return 0

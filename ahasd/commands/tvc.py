@@ -36,43 +36,34 @@ def register(sub):
     r.set_defaults(func=replay)
 
 
-def _transactions(path, params):
-    from ahasd.files import open_input
+def _reader(params):
+    """The checked transactions of a binary trace file, for :func:`ahasd.files.checked_trace`."""
     from ahasd.sim.traces.tvc import iter_trace
-    with open_input(path) as f:
-        yield from iter_trace(f, params)
+    return lambda f: iter_trace(f, params)
 
 
-def _checked_count(path, name, params):
-    from ahasd.cli import CliError
-    from ahasd.sim.traces.errors import TraceError
-    count = 0
-    try:
-        for _ in _transactions(path, params):
-            count += 1
-    except TraceError as error:
-        raise CliError(f"{name}: {error}") from None
-    except OSError as error:
-        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
-    return count
+def _counted(items, update):
+    """``items``, reporting progress every ``_CHUNK`` of them."""
+    for n, item in enumerate(items, start=1):
+        yield item
+        if not n % _CHUNK:
+            update(n)
 
 
-def _golden(path, params, update):
+def _golden(trace, params, update):
     from dataclasses import asdict
 
     from ahasd.sim.blocks.tvc import TVC
     from ahasd.sim.traces.tvc import apply
     model = TVC(**asdict(params))
-    for n, item in enumerate(_transactions(path, params), start=1):
+    for item in _counted(trace.items(), update):
         decision = apply(model, item)
         if decision is not None:
             yield decision
-        if not n % _CHUNK:
-            update(n)
 
 
 def replay(args):
-    from ahasd.files import display_name, input_trace
+    from ahasd.files import checked_trace
     from ahasd.progress import progress
     from ahasd.sim.blocks.tvc import TVCParams
     from ahasd.cli import CliError
@@ -82,21 +73,19 @@ def replay(args):
     except ValueError as error:        # "depth must be ...": name the option
         option = str(error).split()[0].replace("_", "-")
         raise CliError(f"argument --{option}: {error}") from None
-    name = display_name(args.trace)
-    with input_trace(args.trace) as path:
-        total = _checked_count(path, name, params)
-        if args.rtl:
-            if total == 0:
-                return 0                        # nothing to run: no decisions to print
-            from ahasd.cosim.tvc import replay_rtl
-            with progress(f"replaying {name} on the RTL", None):
-                decisions = replay_rtl(_transactions(path, params), params).decisions
-        else:
-            decisions = None
+    with checked_trace(args.trace, _reader(params)) as trace:
+        if args.rtl and trace.count == 0:
+            return 0                            # nothing to run: no decisions to print
         out = sys.stdout
-        with progress(f"replaying {name}", total) as update:
+        rtl = " on the RTL" if args.rtl else ""
+        with progress(f"replaying {trace.name}{rtl}", trace.count) as update:
+            if args.rtl:
+                from ahasd.cosim.tvc import iter_replay_rtl
+                decisions = iter_replay_rtl(_counted(trace.items(), update), params)
+            else:
+                decisions = _golden(trace, params, update)
             lines = []
-            for d in decisions if decisions is not None else _golden(path, params, update):
+            for d in decisions:
                 lines.append('{"insert": %s, "length": %d}\n' % (
                     "true" if d.insert else "false", d.length))
                 if len(lines) == _CHUNK:

@@ -21,9 +21,11 @@ import math
 
 import numpy as np
 
+from ahasd.sim.params import check_ints, check_real
+
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",
-           "layernorm_float", "eps_fx", "SOFTMAX_BOUND", "GELU_BOUND", "LAYERNORM_BOUND",
-           "EXP2_Q16", "TANH_LUT"]
+           "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND",
+           "GELU_BOUND", "LAYERNORM_BOUND", "EXP2_Q16", "TANH_LUT"]
 
 LANES = 16
 SOFTMAX_BOUND = 2e-3
@@ -46,13 +48,20 @@ LN_SQRT_SHIFT = 16
 LN_RECIP_SHIFT = 46
 
 
+#: The range of LayerNorm's ``eps``: its fixed-point form (units of 2**-28) is at least 1, so
+#: that a constant vector never divides by zero, and below 16.
+EPS_MIN, EPS_MAX = 2.0 ** -28, 16.0
+
+
+def check_eps(eps):
+    """``eps`` as a float if LayerNorm accepts it (the golden model and the RTL alike)."""
+    return check_real("eps", eps, EPS_MIN, EPS_MAX, high_open=True, note="2**-28 up to 16")
+
+
 def _check(x):
-    v = [int(a) for a in x]
+    v = check_ints("x", x, -32768, 32767, note="Q8.8 int16 lanes")
     if len(v) != LANES:
-        raise ValueError(f"a vector has {LANES} lanes, not {len(v)}")
-    for a in v:
-        if not -32768 <= a <= 32767:
-            raise ValueError(f"lane value {a} is not int16")
+        raise ValueError(f"x must have {LANES} lanes, not {len(v)}")
     return v
 
 
@@ -108,6 +117,7 @@ def _isqrt(n):
 def layernorm_fx(x, eps=1e-5):
     """LayerNorm (no affine) of 16 Q8.8 lanes as Q3.12."""
     v = _check(x)
+    check_eps(eps)
     total = sum(v)
     d = [LANES * a - total for a in v]
     big_v = sum(a * a for a in d)

@@ -8,6 +8,8 @@ interrupt set, a counter increment, a new status value) are applied with :meth:`
 transactions.
 """
 
+from ahasd.sim.params import check_int
+
 __all__ = ["CSRModel", "OKAY", "SLVERR"]
 
 OKAY = 0b00
@@ -44,6 +46,9 @@ class CSRModel:
     # ---- bus side ---------------------------------------------------------------------------
     def write(self, address, data, strobe=0xF):
         """Apply a write of ``data`` with byte ``strobe``; return the response code."""
+        check_int("address", address, 0, 0xFFFF_FFFF)
+        check_int("data", data, 0, 0xFFFF_FFFF)
+        check_int("strobe", strobe, 0, 0xF)
         reg = self.regmap.at(address)
         if reg is None:
             return SLVERR
@@ -63,7 +68,7 @@ class CSRModel:
 
     def read(self, address):
         """Return ``(data, response)`` of a read."""
-        reg = self.regmap.at(address)
+        reg = self.regmap.at(check_int("address", address, 0, 0xFFFF_FFFF))
         if reg is None:
             return 0, SLVERR
         return self.peek(reg.ident), OKAY
@@ -88,23 +93,24 @@ class CSRModel:
     # ---- hardware side ----------------------------------------------------------------------
     def _field(self, ident, name, kinds):
         f = self.regmap[ident].field(name)
-        if f.kind not in kinds:
+        if f.kind not in kinds:     # a relation of the register map, not a parameter value
             raise ValueError(f"{ident}.{name} is a {f.kind} field, not {' or '.join(kinds)}")
         return f
 
     def drive(self, ident, name, value):
         """A status input now carries ``value``."""
         f = self._field(ident, name, ("status",))
-        self.inputs[ident, name] = value & ((1 << f.width) - 1)
+        self.inputs[ident, name] = check_int(f"{ident}.{name}", value, 0, (1 << f.width) - 1)
 
     def hw_set(self, ident, name, bits):
         """An interrupt event pulse with ``bits`` set."""
         f = self._field(ident, name, ("intr",))
-        self.values[ident, name] |= bits & ((1 << f.width) - 1)
+        self.values[ident, name] |= check_int("bits", bits, 0, (1 << f.width) - 1)
 
     def hw_incr(self, ident, name, times=1):
         """``times`` counter increment pulses (saturating)."""
         f = self._field(ident, name, ("counter",))
+        check_int("times", times, 0)
         self.values[ident, name] = min(self.values[ident, name] + times, (1 << f.width) - 1)
 
     def hw_clear(self, ident, name):

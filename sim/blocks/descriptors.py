@@ -23,6 +23,8 @@ PreverifyDescriptor    verify_length            4      tokens to pre-verify on P
 
 from dataclasses import dataclass, fields
 
+from ahasd.sim.params import check_int
+
 __all__ = ["DRAFT_FIELDS", "FEEDBACK_FIELDS", "PREVERIFY_FIELDS", "DraftDescriptor",
            "FeedbackDescriptor", "PreverifyDescriptor", "packed_width"]
 
@@ -45,11 +47,10 @@ class _Packed:
     def __post_init__(self):
         for name, bits in self.FIELDS:
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) and bits != 1:
-                raise ValueError(f"{type(self).__name__}.{name} must be an integer, not {value!r}")
-            if not 0 <= value < (1 << bits):
-                raise ValueError(f"{type(self).__name__}.{name} must fit in {bits} unsigned "
-                                 f"bits, not {value}")
+            if bits == 1 and isinstance(value, bool):      # a flag may be given as a bool
+                value = int(value)
+            check_int(f"{type(self).__name__}.{name}", value, 0, (1 << bits) - 1,
+                      note=f"{bits} unsigned bit{'s' if bits > 1 else ''}")
 
     @classmethod
     def width(cls):
@@ -66,8 +67,8 @@ class _Packed:
     @classmethod
     def unpack(cls, word):
         """Inverse of :meth:`pack`; ``word`` must fit in :meth:`width` bits."""
-        if not 0 <= word < (1 << cls.width()):
-            raise ValueError(f"{cls.__name__} word must fit in {cls.width()} bits, not {word:#x}")
+        check_int(f"{cls.__name__} word", word, 0, (1 << cls.width()) - 1,
+                  note=f"{cls.width()} bits")
         values, shift = {}, 0
         for name, bits in cls.FIELDS:
             values[name] = (word >> shift) & ((1 << bits) - 1)

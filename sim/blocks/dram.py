@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ahasd.sim.params import check_int, check_positive, check_power_of_two
+
 __all__ = ["DRAMConfig", "weight_layout", "burst_address"]
 
 
@@ -53,21 +55,12 @@ class DRAMConfig:
 
     def __post_init__(self):
         for name in ("t_rcd", "t_rp", "t_ras", "t_ccd", "t_rfc", "t_rl", "n_banks", "rows"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            check_positive(name, getattr(self, name), integer=True)
         for name in ("row_bytes", "burst_bytes"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1 or value & (value - 1):
-                raise ValueError(f"{name} must be a power of two, not {value!r}")
-        if self.burst_bytes > self.row_bytes:
-            raise ValueError(f"burst_bytes must be <= row_bytes ({self.row_bytes}), "
-                             f"not {self.burst_bytes}")
-        if not isinstance(self.t_refi, int) or self.t_refi <= self.t_rfc:
-            raise ValueError(f"t_refi must be an integer > t_rfc ({self.t_rfc}), "
-                             f"not {self.t_refi!r}")
-        if self.t_rl < 2:
-            raise ValueError(f"t_rl must be >= 2, not {self.t_rl}")
+            check_power_of_two(name, getattr(self, name))
+        check_int("burst_bytes", self.burst_bytes, 1, self.row_bytes, note="at most row_bytes")
+        check_int("t_refi", self.t_refi, self.t_rfc + 1, note="more than t_rfc")
+        check_int("t_rl", self.t_rl, 2)
 
     @property
     def bursts_per_row(self):

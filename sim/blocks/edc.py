@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import check_bool, check_int, check_real
+from ahasd.sim.params import check_bool, check_choice, check_int, check_power_of_two, check_real
 
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
            "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]
@@ -59,11 +59,9 @@ def _round_half_up(x):
 
 def entropy_to_fx(entropy_nats):
     """Batch mean entropy in nats -> UQ4.12 integer, ``clamp(round(H * 4096), 0, 65535)``."""
-    h = float(entropy_nats)
-    if math.isnan(h):
-        raise ValueError("entropy must be a number, not NaN")
-    if h == math.inf:
-        return _FX_MAX
+    h = check_real("entropy_nats", entropy_nats, finite=False)
+    if math.isinf(h):
+        return _FX_MAX if h > 0 else 0
     return min(max(_round_half_up(h * (1 << ENTROPY_FRAC_BITS)), 0), _FX_MAX)
 
 
@@ -117,9 +115,7 @@ class EDCParams:
     h_max_nats: float = 10.0
 
     def __post_init__(self):
-        depth = check_int("history_depth", self.history_depth, 2, 64)
-        if depth & (depth - 1):
-            raise ValueError(f"history_depth must be a power of two >= 2, not {depth}")
+        check_power_of_two("history_depth", self.history_depth, 2, 64)
         check_int("bucket_bits", self.bucket_bits, 1, 4)
         check_int("llr_bits", self.llr_bits, 1, 8)
         check_int("counter_bits", self.counter_bits, 1, 8)
@@ -127,10 +123,8 @@ class EDCParams:
             object.__setattr__(self, "counter_reset", 1 << (self.counter_bits - 1))
         check_int("counter_reset", self.counter_reset, 0, (1 << self.counter_bits) - 1)
         check_int("fifo_depth_log2", self.fifo_depth_log2, 1, 8)
-        h_max = self.h_max_nats
-        if (isinstance(h_max, bool) or not isinstance(h_max, (int, float))
-                or not 0 < h_max < 16 or math.isnan(h_max)):
-            raise ValueError(f"h_max_nats must be a number in (0, 16) nats (UQ4.12), not {h_max!r}")
+        # Inside the UQ4.12 range of the entropy input.
+        check_real("h_max_nats", self.h_max_nats, 0, 16, low_open=True, high_open=True)
 
     @property
     def index_bits(self):
@@ -184,9 +178,7 @@ class EDC:
     """
 
     def __init__(self, variant="committed", **params):
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
-        self.variant = variant
+        self.variant = check_choice("variant", variant, VARIANTS)
         self.params = p = EDCParams(**params)
         self._thresholds = p.thresholds
         self.pht = [p.counter_reset] * p.pht_entries
@@ -242,8 +234,6 @@ class EDC:
         entropy_nats = check_real("entropy_nats", entropy_nats, 0.0)
         if self.variant == "committed":
             return self.draft_fx(entropy_to_fx(entropy_nats))
-        if math.isnan(float(entropy_nats)):
-            raise ValueError("entropy must be a number, not NaN")
         p = self.params
         self.leht[self.leht_ptr] = self._anchor_bucket(entropy_nats)
         self.leht_ptr = (self.leht_ptr + 1) % p.history_depth

@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from ahasd.sim.params import check_instance, check_int, check_ints, check_real
+
 __all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",
            "Y_FRAC", "P_FRAC"]
 
@@ -59,13 +61,9 @@ class EntropyConfig:
     """
 
     def __init__(self, *, logit_width=16, logit_frac=8, max_vocab=65535):
-        if not isinstance(logit_width, int) or not 8 <= logit_width <= 24:
-            raise ValueError(f"logit_width must be an integer in 8..24, not {logit_width!r}")
-        if not isinstance(logit_frac, int) or not 0 <= logit_frac <= logit_width - 2:
-            raise ValueError(f"logit_frac must be an integer in 0..{logit_width - 2}, "
-                             f"not {logit_frac!r}")
-        if not isinstance(max_vocab, int) or not 2 <= max_vocab <= 2**20:
-            raise ValueError(f"max_vocab must be an integer in 2..{2**20}, not {max_vocab!r}")
+        check_int("logit_width", logit_width, 8, 24)
+        check_int("logit_frac", logit_frac, 0, logit_width - 2)
+        check_int("max_vocab", max_vocab, 2, 2**20)
         self.logit_width = logit_width
         self.logit_frac = logit_frac
         self.max_vocab = max_vocab
@@ -125,15 +123,14 @@ Q_BITS = Q_FRAC + 6
 def entropy_fx(logits, config=None):
     """Entropy of integer logits (raw Q-format integers) as UQ4.12, bit-exact with the RTL."""
     cfg = config or EntropyConfig()
-    zs = [int(v) for v in logits]
+    check_instance("config", cfg, EntropyConfig)
+    lo, hi = -(1 << (cfg.logit_width - 1)), (1 << (cfg.logit_width - 1)) - 1
+    zs = check_ints("logits", logits, lo, hi, f"{cfg.logit_width}-bit logits")
     if not 1 <= len(zs) <= cfg.max_vocab:
         raise ValueError(f"stream length must be 1..{cfg.max_vocab}, not {len(zs)}")
-    lo, hi = -(1 << (cfg.logit_width - 1)), (1 << (cfg.logit_width - 1)) - 1
     big_m = None
     s = u = 0
     for z in zs:
-        if not lo <= z <= hi:
-            raise ValueError(f"logit {z} does not fit in {cfg.logit_width} bits")
         y = _y(z, cfg)
         c = _ceil_int(y)
         if big_m is None:
@@ -168,6 +165,9 @@ def entropy_float(logits, config=None):
 
 def to_uq4_12(h):
     """Entropy in nats -> UQ4.12 as EDC defines it: clamp(round(H * 4096), 0, 65535)."""
+    h = check_real("h", h, finite=False)
+    if math.isinf(h):
+        return 65535 if h > 0 else 0
     return int(min(max(round(h * 4096), 0), 65535))
 
 
@@ -176,7 +176,7 @@ def batch_mean_fx(entropies_fx):
 
     ``(sum + n // 2) // n``, as :class:`ahasd.hw.entropy_mean.BatchEntropy` computes it.
     """
-    values = [int(h) for h in entropies_fx]
+    values = check_ints("entropies_fx", entropies_fx, 0, 65535, "UQ4.12 entropies")
     if not values:
         raise ValueError("a draft batch has at least one token")
     return (sum(values) + len(values) // 2) // len(values)

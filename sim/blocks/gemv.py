@@ -7,6 +7,8 @@ agree bit for bit for every matrix (no wrap happens for N <= 131072, since |sum|
 
 import numpy as np
 
+from ahasd.sim.params import ParameterTypeError
+
 __all__ = ["gemv", "wrap_int32"]
 
 
@@ -18,11 +20,13 @@ def wrap_int32(values):
 
 def gemv(weights, x):
     """``W @ x`` with int8 inputs and int32 (wrapping) accumulation, as int64 array of length M."""
-    w = np.asarray(weights, dtype=np.int64)
-    v = np.asarray(x, dtype=np.int64)
-    if w.ndim != 2 or v.ndim != 1 or w.shape[1] != v.shape[0]:
-        raise ValueError(f"shapes do not match: weights {w.shape}, x {v.shape}")
+    w, v = np.asarray(weights), np.asarray(x)
     for name, arr in (("weights", w), ("x", v)):
+        if arr.size and arr.dtype.kind not in "iu":   # a float or bool array: cast silently
+            raise ParameterTypeError(f"{name} must hold integers, not {arr.dtype} values")
         if arr.size and (arr.min() < -128 or arr.max() > 127):
             raise ValueError(f"{name} must be int8 values in -128..127")
+    if w.ndim != 2 or v.ndim != 1 or w.shape[1] != v.shape[0]:
+        raise ValueError(f"shapes do not match: weights {w.shape}, x {v.shape}")
+    w, v = w.astype(np.int64), v.astype(np.int64)
     return wrap_int32(w @ v)

@@ -28,7 +28,7 @@ before the edge), then applies the edge.
 import enum
 from dataclasses import dataclass
 
-from ahasd.sim.params import COUNTER_BITS
+from ahasd.sim.params import COUNTER_BITS, check_bool, check_choice, check_int
 
 __all__ = ["State", "TaskKind", "GTSParams", "GTSCycle", "GTS", "COUNTER_BITS"]
 
@@ -61,18 +61,19 @@ class GTSParams:
     preverify_mask: int | None = None
 
     def __post_init__(self):
-        if not isinstance(self.ranks, int) or isinstance(self.ranks, bool) \
-                or not 2 <= self.ranks <= 64:
-            raise ValueError(f"ranks must be an integer in 2..64, not {self.ranks!r}")
+        check_int("ranks", self.ranks, 2, 64)
         if self.draft_mask is None:
             object.__setattr__(self, "draft_mask", (1 << (self.ranks - 1)) - 1)
         if self.preverify_mask is None:
             object.__setattr__(self, "preverify_mask", 1 << (self.ranks - 1))
         for name in ("draft_mask", "preverify_mask"):
-            mask = getattr(self, name)
-            if not isinstance(mask, int) or not 0 < mask < (1 << self.ranks):
-                raise ValueError(f"{name} must enable at least one of {self.ranks} ranks "
-                                 f"(1..{(1 << self.ranks) - 1}), not {mask!r}")
+            object.__setattr__(self, name, check_mask(name, getattr(self, name), self.ranks))
+
+
+def check_mask(name, mask, ranks):
+    """``mask`` if it enables at least one of ``ranks`` ranks."""
+    return check_int(name, mask, 1, (1 << ranks) - 1,
+                     note=f"a mask enabling at least one of {ranks} ranks")
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,14 @@ class GTS:
     def step(self, task=None, done=False, cfg=None):
         """One cycle. ``task``: ``(kind, length)`` offered, or None; ``done``: the running task
         ends; ``cfg``: ``(draft_mask, preverify_mask)`` written, or None."""
+        if task is not None:
+            kind, length = task
+            check_choice("task kind", kind, tuple(TaskKind))
+            check_int("task length", length, 0, (1 << LENGTH_BITS) - 1)
+        check_bool("done", done)
+        if cfg is not None:
+            cfg = tuple(check_mask(name, value, self.params.ranks)
+                        for name, value in zip(("draft_mask", "preverify_mask"), cfg, strict=True))
         ready = not self.switching and (self.state == State.IDLE or bool(done))
         out = GTSCycle(ready=ready, state=self.state, rank_en=self.rank_en(),
                        switching=self.switching, o_valid=self.o_valid, o_kind=self.o_kind,

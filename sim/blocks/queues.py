@@ -19,6 +19,8 @@ squash exactly (see :mod:`ahasd.hw.draft_queue`):
 
 from collections import deque
 
+from ahasd.sim.params import check_positive
+
 __all__ = ["QueueError", "QueueModel", "SquashQueueModel"]
 
 
@@ -39,9 +41,7 @@ class QueueModel:
     """
 
     def __init__(self, *, depth=None):
-        if depth is not None and (not isinstance(depth, int) or depth < 1):
-            raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
-        self.depth = depth
+        self.depth = check_positive("depth", depth, integer=True, optional=True)
         self.entries = deque()
         self.pushed = 0
         self.popped = 0

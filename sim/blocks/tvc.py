@@ -37,7 +37,7 @@ Ordering (what the RTL's ports implement): a ``config`` applies to every transac
 
 from dataclasses import dataclass
 
-from ahasd.sim.params import check_int
+from ahasd.sim.params import check_choice, check_instance, check_int, check_power_of_two
 
 __all__ = ["TABLES", "FREQ_FRAC_BITS", "FREQ_BITS", "RATIO_FRAC_BITS", "DEFAULT_FREQ_RATIO",
            "TVCParams", "Decision", "TVC", "to_pim"]
@@ -86,9 +86,7 @@ class TVCParams:
     counter_bits: int = 16
 
     def __post_init__(self):
-        depth = check_int("depth", self.depth, 1, 64)
-        if depth & (depth - 1):
-            raise ValueError(f"depth must be a power of two in 1..64, not {depth}")
+        check_power_of_two("depth", self.depth, 1, 64)
         check_int("ratio_bits", self.ratio_bits, RATIO_FRAC_BITS + 1, 40)
         check_int("max_preverify_len", self.max_preverify_len, 1, 64)
         check_int("cycles_bits", self.cycles_bits, 1, 48)
@@ -161,17 +159,13 @@ class TVC:
         self.config(freq_ratio)
         self.tables = {name: [0] * self.params.depth for name in TABLES}
         self.error_count = 0
-        if presets is not None and not isinstance(presets, dict):
-            raise TypeError(f"presets must be a dict of table -> ratio or None, not "
-                            f"{type(presets).__name__}")
+        check_instance("presets", presets, dict, optional=True, what="dict of table -> ratio")
         for name, ratio in (presets or {}).items():
             self.preset(name, ratio)
 
     # -- argument checks (named for the replay's messages) ------------------------------------
     def _table(self, table):
-        if table not in TABLES:
-            raise ValueError(f"table must be one of {', '.join(TABLES)}, not {table!r}")
-        return table
+        return check_choice("table", table, TABLES)
 
     def _bits(self, name, value, bits):
         return check_int(name, value, 0, (1 << bits) - 1)

@@ -8,6 +8,8 @@ seen) on :data:`CALIBRATION_PROMPTS` with a seed derived from, but different fro
 
 import numpy as np
 
+from ahasd.sim.params import check_choice
+
 from ahasd.sim.decoding.lookahead import decode
 from ahasd.sim.decoding.policies import AcceptancePredictor, FixedPolicy, make_policy
 
@@ -38,6 +40,7 @@ CALIBRATION_PROMPTS = [
 
 def load_models(pair="ngram", *, draft_model=None, target_model=None, max_files=None):
     """A :class:`ahasd.sim.decoding.ngram.ModelPair` by name: ``ngram`` or ``hf`` (local model folders)."""
+    check_choice("pair", pair, ("ngram", "hf"))
     if pair == "ngram":
         from ahasd.sim.decoding.ngram import load_pair
         return load_pair(max_files=max_files)
@@ -46,7 +49,6 @@ def load_models(pair="ngram", *, draft_model=None, target_model=None, max_files=
             raise ValueError("pair 'hf' needs draft_model and target_model (local folders)")
         from ahasd.sim.decoding.hf_backend import load_hf_pair
         return load_hf_pair(draft_model, target_model)
-    raise ValueError(f"pair must be 'ngram' or 'hf', not {pair!r}")
 
 
 def make_edc(edc):

@@ -8,6 +8,8 @@ speculative sampling compares their distributions token by token.
 
 import numpy as np
 
+from ahasd.sim.params import check_positive
+
 __all__ = ["HFModel", "load_hf_pair", "require_transformers"]
 
 
@@ -38,8 +40,7 @@ class HFModel:
 
     def __init__(self, path, *, device="cpu", temperature=1.0):
         torch, transformers = require_transformers()
-        if not temperature > 0:
-            raise ValueError(f"temperature must be a positive number, not {temperature!r}")
+        check_positive("temperature", temperature)
         self._torch = torch
         self.device = device
         self.temperature = float(temperature)

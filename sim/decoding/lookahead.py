@@ -39,7 +39,8 @@ import numpy as np
 from ahasd.sim.decoding.ngram import entropy_nats
 from ahasd.sim.decoding.policies import DraftPolicy, DraftStep
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
-from ahasd.sim.params import check_int, check_real
+from ahasd.sim.params import (check_bool, check_callable, check_instance, check_int,
+                              check_positive, check_real)
 from ahasd.sim.traces.decoding import MAX_UNVERIFIED, batch_entropy, header
 
 __all__ = ["DecodeResult", "decode"]
@@ -104,21 +105,17 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
     progress : None or a callable, called with the number of committed tokens after each
         verification
     """
-    if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or n_tokens < 1:
-        raise ValueError(f"n_tokens must be a positive integer, not {n_tokens!r}")
+    check_positive("n_tokens", n_tokens, integer=True)
     check_int("max_unverified", max_unverified, 1, MAX_UNVERIFIED)
     for name, v in (("draft_cost", draft_cost), ("verify_cost", verify_cost)):
         check_real(name, v, 0.0, low_open=True)
-    if not isinstance(greedy, (bool, np.bool_)):
-        raise TypeError(f"greedy must be a bool, not {type(greedy).__name__}")
-    if meta is not None and not isinstance(meta, dict):
-        raise TypeError(f"meta must be a dict or None, not {type(meta).__name__}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable or None, not {type(progress).__name__}")
-    if not isinstance(policy, DraftPolicy):
-        raise ValueError(f"policy must be a DraftPolicy, not {policy!r}")
-    if not greedy and not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator unless greedy")
+    greedy = check_bool("greedy", greedy)
+    check_instance("meta", meta, dict, optional=True)
+    check_callable("progress", progress, optional=True)
+    check_instance("policy", policy, DraftPolicy)
+    if not greedy:
+        check_instance("rng", rng, np.random.Generator,
+                       what="numpy.random.Generator unless greedy")
     if draft.vocab_size != target.vocab_size:
         raise ValueError(f"draft and target vocabularies differ: {draft.vocab_size} != "
                          f"{target.vocab_size}")

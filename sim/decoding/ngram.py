@@ -33,6 +33,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ahasd.sim.params import check_bool, check_int, check_positive
 from ahasd.sim.decoding.tokenizer import EOF, Tokenizer, corpus_key, read_corpus, stdlib_files
 
 __all__ = ["LanguageModel", "NGramModel", "ModelPair", "load_pair", "entropy_nats"]
@@ -77,8 +78,7 @@ class NGramModel:
     """
 
     def __init__(self, *, keys, counts, discounts, vocab_size):
-        if not isinstance(vocab_size, int) or vocab_size < 2:
-            raise ValueError(f"vocab_size must be an integer >= 2, not {vocab_size!r}")
+        vocab_size = check_int("vocab_size", vocab_size, 2)
         if not (len(keys) == len(counts) == len(discounts) >= 1):
             raise ValueError("keys, counts and discounts must have one entry per order")
         self.order = len(keys)
@@ -95,10 +95,8 @@ class NGramModel:
         Each sequence is preceded by ``order - 1`` ``<eof>`` tokens so that no n-gram spans two
         sequences and the first tokens of a file are predicted from an ``<eof>`` context.
         """
-        if not isinstance(order, int) or order < 1:
-            raise ValueError(f"order must be a positive integer, not {order!r}")
-        if not isinstance(vocab_size, int) or vocab_size < 2:
-            raise ValueError(f"vocab_size must be an integer >= 2, not {vocab_size!r}")
+        check_positive("order", order, integer=True)
+        check_int("vocab_size", vocab_size, 2)
         if vocab_size ** order >= 2 ** 62:
             raise ValueError(f"vocab_size ** order must be < 2**62 for int64 keys, not "
                              f"{vocab_size}**{order}")
@@ -149,14 +147,13 @@ class NGramModel:
     def next_dist(self, context):
         V = self._V
         # Slice before converting: contexts grow with the output, only the tail matters.
-        ctx = [int(t) for t in list(context[-(self.order - 1):])] if self.order > 1 else []
+        tail = list(context[-(self.order - 1):]) if self.order > 1 else []
+        ctx = [check_int("context token", t, 0, V - 1) for t in tail]
         ctx = [EOF] * (self.order - 1 - len(ctx)) + ctx
         p = self._base
         for k in range(2, self.order + 1):
             h = 0
             for t in ctx[len(ctx) - (k - 1):]:
-                if not 0 <= t < V:
-                    raise ValueError(f"token ids must be in 0..{V - 1}, not {t}")
                 h = h * V + t
             keys = self._keys[k - 1]
             lo, hi = np.searchsorted(keys, (h * V, (h + 1) * V))
@@ -176,7 +173,7 @@ class NGramModel:
         out = np.empty((len(continuation) + 1, self._V))
         out[0] = self.next_dist(ctx)
         for i, t in enumerate(continuation):
-            ctx.append(int(t))
+            ctx.append(check_int(f"continuation[{i}]", t, 0, self._V - 1))
             out[i + 1] = self.next_dist(ctx)
         return out
 
@@ -226,8 +223,9 @@ def load_pair(*, draft_order=3, target_order=5, vocab_size=4096, max_files=None,
     """
     from ahasd.sim.cache import cache_dir
     for name, value in (("draft_order", draft_order), ("target_order", target_order)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        check_positive(name, value, integer=True)
+    check_int("vocab_size", vocab_size, 3)         # the tokenizer's specials and one more
+    check_bool("cache", cache)
     root, files = stdlib_files(max_files)
     key = hashlib.sha256(json.dumps(
         [CACHE_VERSION, corpus_key(root, files), vocab_size]).encode()).hexdigest()[:20]

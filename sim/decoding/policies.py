@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import check_positive, check_unit
+from ahasd.sim.params import ParameterTypeError, check_choice, check_instance, check_int, check_positive, check_unit
 
 __all__ = ["DraftStep", "DraftPolicy", "FixedPolicy", "SpecDecPPPolicy", "SVIPPolicy",
            "AdaEDLPolicy", "BanditSpecPolicy", "AcceptancePredictor", "POLICIES", "make_policy"]
@@ -115,9 +115,15 @@ class AcceptancePredictor:
     """
 
     def __init__(self, weights=None):
-        self.weights = np.zeros(5) if weights is None else np.asarray(weights, dtype=np.float64)
+        try:
+            self.weights = np.zeros(5) if weights is None else np.asarray(weights,
+                                                                          dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterTypeError(f"weights must be 5 numbers, not {weights!r:.60}") from None
         if self.weights.shape != (5,):
             raise ValueError(f"weights must have shape (5,), not {self.weights.shape}")
+        if not np.all(np.isfinite(self.weights)):
+            raise ValueError(f"weights must be finite, not {self.weights.tolist()}")
 
     @staticmethod
     def features(entropy, q, position):
@@ -165,8 +171,7 @@ class SpecDecPPPolicy(DraftPolicy):
     def __init__(self, *, predictor=None, h=0.5, min_len=1, max_len=8):
         super().__init__(min_len=min_len, max_len=max_len)
         check_unit("h", h)
-        if predictor is not None and not isinstance(predictor, AcceptancePredictor):
-            raise ValueError(f"predictor must be an AcceptancePredictor, not {predictor!r}")
+        check_instance("predictor", predictor, AcceptancePredictor, optional=True)
         self.predictor = predictor or AcceptancePredictor()
         self.h = h
         self._all_accept = 1.0
@@ -239,9 +244,12 @@ class BanditSpecPolicy(DraftPolicy):
         check_positive("c", c)
         check_positive("draft_cost", draft_cost)
         check_positive("verify_cost", verify_cost)
-        arms = sorted({a for a in arms if min_len <= a <= max_len})
-        if not arms or not all(isinstance(a, int) for a in arms):
-            raise ValueError(f"arms must hold integers within [min_len, max_len], not {arms!r}")
+        check_instance("arms", arms, (list, tuple))
+        arms = sorted({check_int(f"arms[{i}]", a, 1) for i, a in enumerate(arms)})
+        arms = [a for a in arms if min_len <= a <= max_len]
+        if not arms:
+            raise ValueError(f"arms must hold an integer within [min_len, max_len] = "
+                             f"[{min_len}, {max_len}]")
         self.arms = arms
         self.c, self.draft_cost, self.verify_cost = c, draft_cost, verify_cost
         self._best = max((a + 1) / (a * draft_cost + verify_cost) for a in arms)
@@ -279,6 +287,5 @@ POLICIES = {cls.name: cls for cls in (FixedPolicy, SpecDecPPPolicy, SVIPPolicy, 
 
 def make_policy(name, **params):
     """A policy by name (see :data:`POLICIES`) with keyword parameters."""
-    if name not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {name!r}")
+    check_choice("policy", name, tuple(POLICIES))
     return POLICIES[name](**params)

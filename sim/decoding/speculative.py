@@ -14,13 +14,16 @@ Ties in argmax are broken towards the lowest id, in both the draft and the targe
 
 import numpy as np
 
+from ahasd.sim.params import ParameterTypeError, check_instance
+
 __all__ = ["verify_draft", "verify_draft_greedy", "residual", "accept_prob"]
 
 
 def _check(draft_tokens, target_probs, draft_probs=None):
     raw = np.asarray(draft_tokens)
     if raw.size and raw.dtype.kind not in "iu":      # 1.5 or True is not a token id
-        raise TypeError(f"draft_tokens must be integer token ids, not {raw.dtype} values")
+        raise ParameterTypeError(f"draft_tokens must be integer token ids, not {raw.dtype} "
+                                 f"values")
     tokens = raw.astype(np.int64).reshape(-1)
     p = np.asarray(target_probs, dtype=np.float64)
     if not np.all(np.isfinite(p)) or np.any(p < 0):
@@ -83,8 +86,7 @@ def verify_draft(draft_tokens, draft_probs, target_probs, rng):
         The number of draft tokens accepted (a prefix) and the token emitted after them (the
         residual sample after a rejection, or the bonus token after a full accept).
     """
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, not {type(rng).__name__}")
+    check_instance("rng", rng, np.random.Generator, what="numpy.random.Generator")
     tokens, p, q = _check(draft_tokens, target_probs, draft_probs)
     for i, x in enumerate(tokens):
         if rng.random() >= accept_prob(p[i], q[i], x):

@@ -26,6 +26,8 @@ import sysconfig
 from collections import Counter
 from pathlib import Path
 
+from ahasd.sim.params import check_int, check_positive
+
 __all__ = ["TOKEN_RE", "UNK", "EOF", "Tokenizer", "split", "stdlib_files", "corpus_key"]
 
 TOKEN_RE = re.compile(r"""
@@ -62,8 +64,7 @@ def stdlib_files(max_files=None):
          and not _TEST_DIRS.intersection(p.relative_to(root).parts[:-1])),
         key=lambda p: p.relative_to(root).as_posix())
     if max_files is not None:
-        if not isinstance(max_files, int) or max_files < 1:
-            raise ValueError(f"max_files must be a positive integer, not {max_files!r}")
+        check_positive("max_files", max_files, integer=True)
         step = max(1, len(files) // max_files)
         files = files[::step][:max_files]
     return root, files
@@ -104,8 +105,7 @@ class Tokenizer:
     @classmethod
     def train(cls, texts, *, vocab_size):
         """Build the vocabulary from an iterable of texts (the most frequent tokens)."""
-        if not isinstance(vocab_size, int) or vocab_size < 3:
-            raise ValueError(f"vocab_size must be an integer >= 3, not {vocab_size!r}")
+        check_int("vocab_size", vocab_size, 3)
         counts = Counter()
         for text in texts:
             counts.update(split(text))
@@ -125,8 +125,6 @@ class Tokenizer:
         """The text of token ids (``<unk>`` as U+FFFD, ``<eof>`` as an empty string)."""
         out = []
         for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.vocab):
-                raise ValueError(f"token id must be in 0..{len(self.vocab) - 1}, not {i}")
+            i = check_int("token id", i, 0, len(self.vocab) - 1)
             out.append("\ufffd" if i == UNK else "" if i == EOF else self.vocab[i])
         return "".join(out)

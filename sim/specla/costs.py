@@ -21,6 +21,8 @@ roofline of LLMCompass / AttAcc with AttAcc's utilisation caps).
 
 from dataclasses import dataclass
 
+from ahasd.sim.params import check_choice, check_real
+
 __all__ = ["Cost", "GDNShapes", "GDN_1_3B", "GDN_0_4B", "seq_verify", "tree_verify",
            "replay_commit", "factor_commit", "fused_deferred", "forward_pass", "round_cost",
            "ar_token_cost", "expected_accepted", "speedup"]
@@ -152,6 +154,9 @@ def round_cost(target, draft, hw, *, mode, n_nodes, depth, accepted):
     """One speculative round: ``depth`` draft steps, a target pass over ``n_nodes`` (the pending
     token and the draft tree), verification and commit of ``accepted + 1`` tokens (target and
     draft states) in ``mode`` ("replay", "factor" or "deferred")."""
+    check_choice("mode", mode, ("replay", "factor", "deferred"))
+    for name, value in (("n_nodes", n_nodes), ("depth", depth), ("accepted", accepted)):
+        check_real(name, value, 0.0)      # expected values (means over rounds) are real
     b = hw.state_bytes
     a = accepted + 1
     cost = ar_token_cost(draft, hw).scale(depth) + forward_pass(target, n_nodes, hw)
@@ -164,11 +169,9 @@ def round_cost(target, draft, hw, *, mode, n_nodes, depth, accepted):
             per_layer = factor_commit(m, a, b)
             if m is target:
                 per_layer = per_layer + tree_verify(m, n_nodes, b)
-        elif mode == "deferred":
+        else:                    # deferred
             per_layer = (fused_deferred(m, a, n_nodes, b) if m is target
                          else factor_commit(m, a, b))
-        else:
-            raise ValueError(f"mode must be replay, factor or deferred, not {mode!r}")
         cost = cost + per_layer.scale(m.n_layers)
     return cost
 

@@ -4,10 +4,11 @@ One frozen dataclass per device, validated on load, so that a system configurati
 supply the same fields.
 """
 
-import math
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+from ahasd.sim.params import check_instance, check_positive, check_real
 
 __all__ = ["Hardware", "load_hardware", "HARDWARE_TOML"]
 
@@ -49,17 +50,16 @@ class Hardware:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "name":
-                if not isinstance(value, str) or not value:
-                    raise ValueError(f"name must be a non-empty string, not {value!r}")
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0 \
-                    or (value == 0 and f.name != "launch_s"):
-                raise ValueError(f"{f.name} must be a positive number, not {value!r}")
-            if f.name.endswith("_util") and value > 1:
-                raise ValueError(f"{f.name} must be at most 1, not {value!r}")
-            if f.name.endswith("_bytes") and not isinstance(value, int):
-                raise ValueError(f"{f.name} must be an integer, not {value!r}")
+                if check_instance("name", value, str, what="non-empty string") == "":
+                    raise ValueError("name must be a non-empty string, not ''")
+            elif f.name.endswith("_bytes"):
+                check_positive(f.name, value, integer=True)
+            elif f.name == "launch_s":
+                check_real(f.name, value, 0.0)
+            elif f.name.endswith("_util"):
+                check_real(f.name, value, 0.0, 1.0, low_open=True)
+            else:
+                check_positive(f.name, value)
 
 
 def load_hardware(path=HARDWARE_TOML):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ahasd.sim.params import check_int
+from ahasd.sim.params import check_choice, check_int
 
 from .recurrence import gdn_step
 from .verify import (PendingState, check_path, deferred_commit, factor_commit, factor_verify,
@@ -191,8 +191,7 @@ class GDNModel:
 
         Returns ``(logits (N, vocab), record)``.
         """
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        check_choice("mode", mode, MODES)
         c = self.config
         N = len(tokens)
         x = self.w["embed"][np.asarray(tokens)]

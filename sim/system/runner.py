@@ -21,6 +21,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field, fields
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
+from ahasd.sim.params import check_choice, check_positive
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
@@ -86,8 +87,7 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
     from ahasd.sim.decoding.policies import FixedPolicy
     if fixed_len is not None:
         return FixedPolicy(k=fixed_len, max_len=fixed_len)
-    if name not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {name!r}")
+    check_choice("policy", name, tuple(POLICIES))
     params = {}
     if name == "specdecpp":
         key = (lm_pair.name, seed)
@@ -128,13 +128,11 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
                                           TraceSource)
 
     cfg = cfg or load_config(overrides)
-    if edc not in ("committed", "anchor"):
-        raise ValueError(f"edc must be committed or anchor, not {edc!r}")
+    check_choice("edc", edc, ("committed", "anchor"))
     spec = make_spec(system, ablation)
     draft, target = cfg.pair(pair)
     n_tokens = cfg.run.tokens if tokens is None else tokens
-    if not isinstance(n_tokens, int) or n_tokens < 1:
-        raise ValueError(f"tokens must be a positive integer, not {n_tokens!r}")
+    check_positive("tokens", n_tokens, integer=True)
     seed = cfg.run.seed if seed is None else seed
     # The draft queue holds the unverified batches: its depth bounds the look-ahead too. The
     # feedback and pre-verify queues never hold more than one entry in this model (one NPU

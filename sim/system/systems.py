@@ -25,6 +25,7 @@ bandwidth and energy from the configuration).
 
 from dataclasses import dataclass
 
+from ahasd.sim.params import check_choice
 from ahasd.sim.system.hardware import build_devices
 from ahasd.sim.system.workload import head_work, layer_work
 
@@ -59,10 +60,8 @@ class SystemSpec:
 
 
 def make_spec(system, ablation="tvc"):
-    if system not in SYSTEMS:
-        raise ValueError(f"system must be one of {', '.join(SYSTEMS)}, not {system!r}")
-    if ablation not in ABLATIONS:
-        raise ValueError(f"ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
+    check_choice("system", system, tuple(SYSTEMS))
+    check_choice("ablation", ablation, tuple(ABLATIONS))
     both = ("draft", "target")
     if system == "gpu":
         return SystemSpec("gpu", "GPU-only", "gpu", "gpu", False, True, False, False, False, None,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ahasd.sim.params import check_positive
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
                                     names, new_file_mode, open_binary, show)
@@ -319,8 +320,7 @@ def stats(records, *, bins=10, h_max=10.0):
     """Summary figures of a trace (a dict; see ``ahasd trace stats``), in one streaming pass.
     ``records`` is a parsed trace, a path, or an iterator of checked ``(line, record, draft)``
     triples (:func:`check_records`)."""
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise ValueError(f"bins must be a positive integer, not {bins!r}")
+    check_positive("bins", bins, integer=True)
     hist = _Histogram(bins, h_max)
     head = end = None
     drafts = drafted_len = verified_tokens = accepted = full = n_verify = squashed = 0

@@ -45,23 +45,31 @@ def output_tokens(path):
         return json.loads(f.readline())["tokens"]
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_golden_paths_do_not_grow(tmp_path, name):
-    lines, n, argv = CASES[name]
-    peaks, sizes = growth(tmp_path, lines, n, argv)
-    assert sizes[1] > 5_000_000
+def allowance_mb(tmp_path, name):
+    lines, n, _ = CASES[name]
     allowance = ALLOWANCE_MB
     if name == "trace stats":
         small, large = (write_lines(tmp_path / f"{m}.jsonl", lines(n * m)) and
                         output_tokens(tmp_path / f"{m}.jsonl") for m in (1, 10))
         allowance += (large - small) * END_LINE_BYTES_PER_TOKEN / 2**20
+    return allowance
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden_paths_do_not_grow(tmp_path, name):
+    lines, n, argv = CASES[name]
+    peaks, sizes = growth(tmp_path, lines, n, argv)
+    assert sizes[1] > 5_000_000
+    allowance = allowance_mb(tmp_path, name)
     assert peaks[1] - peaks[0] <= allowance, (name, peaks, sizes, allowance)
 
 
-def test_stdin_is_spooled_not_held(tmp_path):
-    lines, n, argv = CASES["edc replay"]
+@pytest.mark.parametrize("name", ["edc replay", "trace stats"])
+def test_stdin_is_spooled_not_held(tmp_path, name):
+    """``-``: standard input is copied to a temporary file for the two passes, not held."""
+    lines, n, argv = CASES[name]
     peaks, _ = growth(tmp_path, lines, n, argv, stdin=True)
-    assert peaks[1] - peaks[0] <= ALLOWANCE_MB, peaks
+    assert peaks[1] - peaks[0] <= allowance_mb(tmp_path, name), peaks
 
 
 @pytest.mark.slow
@@ -69,7 +77,9 @@ def test_stdin_is_spooled_not_held(tmp_path):
 def test_rtl_paths_do_not_grow(tmp_path, name):
     lines, n, argv = CASES[name]
     peak_memory_mb(argv + ["--rtl", "/dev/null"])          # build (or find) the model first
-    peaks, _ = growth(tmp_path, lines, n // 3, argv + ["--rtl"])
+    # The smaller trace already fills several of the harness's batches (CHUNK events, the
+    # memory a replay holds), so only growth with the trace can show.
+    peaks, _ = growth(tmp_path, lines, 3 * n, argv + ["--rtl"])
     print(f"{name} --rtl: peak {peaks[0]:.0f} MB, ten times the trace {peaks[1]:.0f} MB")
     assert peaks[1] - peaks[0] <= ALLOWANCE_MB, (name, peaks)
 

@@ -11,7 +11,7 @@ import ahasd.cosim.tvc as cosim_tvc
 from ahasd.bench.edc import event_stream
 from ahasd.cosim.edc import VerilatedEDC
 from ahasd.cosim.model import VerilatedModel
-from ahasd.cosim.tvc import replay_rtl
+from ahasd.cosim.tvc import iter_replay_rtl, replay_rtl
 from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDC, entropy_to_fx, score_events
@@ -56,6 +56,21 @@ def test_tvc_replay_matches_the_stepped_driver(monkeypatch, generator, chunk, st
     assert all(got.final[f"average__{t}"] == golden.average(t) for t in ("nvct", "pdct", "pvct"))
 
 
+def test_tvc_streaming_replay_yields_the_same_decisions_batch_by_batch(monkeypatch):
+    """``iter_replay_rtl`` (what ``ahasd tvc replay --rtl`` runs, in bounded memory) yields, over
+    many small batches, exactly the decisions ``replay_rtl`` keeps."""
+    monkeypatch.setattr(cosim_tvc, "CHUNK", 50)
+    monkeypatch.setattr(cosim_tvc, "STRIDE", 16)
+    params = TVCParams()
+    ops = realistic_trace(400, seed=5, params=params)
+    consumed = []
+    stream = iter_replay_rtl((consumed.append(1) or op for op in ops), params)
+    first = next(stream)
+    assert len(consumed) < len(ops) / 2      # yielded before the whole trace was read
+    assert [first, *stream] == replay_rtl(ops, params).decisions
+    assert len(replay_rtl(ops, params).decisions) > 100
+
+
 def test_tvc_replay_names_a_transaction_it_does_not_know():
     with pytest.raises(ValueError, match=r"unknown TVC transaction 'flush'"):
         replay_rtl([{"op": "flush"}])
@@ -68,6 +83,10 @@ def test_edc_replay_across_batches_and_closed_loop_steps(monkeypatch):
     golden, _ = score_events(EDC(), events)
     rtl = VerilatedEDC()
     assert rtl.run_events(e for e in events) == golden        # a generator, in 10 batches
+    consumed = []
+    stream = rtl.iter_events(consumed.append(1) or e for e in events)
+    assert next(stream) == golden[0] and len(consumed) < len(events) / 2   # batch by batch
+    assert [golden[0], *stream] == golden
     assert rtl.simulator_cpu_s > 0
     model = EDC()
     for n, (op, value) in enumerate(events[:400]):

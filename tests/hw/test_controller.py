@@ -8,7 +8,7 @@ from ahasd.hw.controller import Controller
 def test_parameters_are_validated():
     with pytest.raises(ValueError, match=r"draft_depth must be a power of two >= 2, not 6"):
         Controller(draft_depth=6)
-    with pytest.raises(ValueError, match=r"edc must be a dict of parameters, not 3"):
+    with pytest.raises(ValueError, match=r"edc must be a dict of parameters or None, not int 3"):
         Controller(edc=3)
     with pytest.raises(ValueError, match=r"addr_width 7 is too narrow"):
         Controller(addr_width=7)

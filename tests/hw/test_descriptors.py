@@ -39,11 +39,11 @@ def test_documented_widths():
 
 
 def test_out_of_range_fields_are_rejected():
-    with pytest.raises(ValueError, match=r"DraftDescriptor.length must fit in 8 unsigned bits, "
-                                         r"not 256"):
+    with pytest.raises(ValueError, match=r"DraftDescriptor.length must be an integer in 0..255 "
+                                         r"\(8 unsigned bits\), not 256"):
         sim.DraftDescriptor(batch_id=0, length=256, kv_base=0, mean_entropy=0)
-    with pytest.raises(ValueError, match=r"PreverifyDescriptor.urgent must be an integer, "
-                                         r"not 'x'"):
+    with pytest.raises(ValueError, match=r"PreverifyDescriptor.urgent must be an integer in 0..1 "
+                                         r"\(1 unsigned bit\), not 'x'"):
         sim.PreverifyDescriptor(verify_length=1, urgent="x")
-    with pytest.raises(ValueError, match=r"FeedbackDescriptor word must fit in 57 bits"):
+    with pytest.raises(ValueError, match=r"FeedbackDescriptor word must be an integer in 0..\d+ \(57 bits\)"):
         sim.FeedbackDescriptor.unpack(1 << 57)

@@ -102,11 +102,11 @@ def test_rtl_matches_golden_verilated_200k_cycles():
 def test_bad_parameters_are_rejected():
     with pytest.raises(ValueError, match=r"ranks must be an integer in 2..64, not 1"):
         GTS(ranks=1)
-    with pytest.raises(ValueError, match=r"draft_mask must enable at least one of 4 ranks "
-                                         r"\(1..15\), not 0"):
+    with pytest.raises(ValueError, match=r"draft_mask must be an integer in 1..15 \(a mask "
+                                         r"enabling at least one of 4 ranks\), not 0"):
         GTS(ranks=4, draft_mask=0)
-    with pytest.raises(ValueError, match=r"preverify_mask must enable at least one of 4 ranks "
-                                         r"\(1..15\), not 16"):
+    with pytest.raises(ValueError, match=r"preverify_mask must be an integer in 1..15 \(a mask "
+                                         r"enabling at least one of 4 ranks\), not 16"):
         GTS(ranks=4, preverify_mask=16)
 
 

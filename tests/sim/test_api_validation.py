@@ -44,7 +44,7 @@ def test_edc_accepts_what_the_readers_accept():
     assert EDC().draft(np.float64(99.0)) == EDC().draft(16.0)    # above UQ4.12: saturates
     edc.verify(np.bool_(True))
     edc.verify(False)
-    with pytest.raises(TypeError, match="history_depth must be an integer in 2..64, not True"):
+    with pytest.raises(TypeError, match="history_depth must be a power of two in 2..64, not True"):
         EDC(history_depth=True)
 
 
@@ -65,7 +65,7 @@ def test_tvc_rejects(call, error, message):
 
 
 def test_tvc_constructor_rejects():
-    with pytest.raises(TypeError, match="depth must be an integer in 1..64, not '4'"):
+    with pytest.raises(TypeError, match="depth must be a power of two in 1..64, not '4'"):
         TVC(depth="4")
     with pytest.raises(TypeError, match="presets must be a dict"):
         TVC(presets=[("nvct", 1)])
@@ -92,7 +92,7 @@ class Uniform:
     (dict(draft_cost="1"), TypeError, "draft_cost must be a finite number > 0, not '1'"),
     (dict(max_unverified=True), TypeError, "max_unverified must be an integer in 1..1024"),
     (dict(max_unverified=5000), ValueError, "max_unverified must be an integer in 1..1024"),
-    (dict(greedy=1), TypeError, "greedy must be a bool, not int"),
+    (dict(greedy=1), TypeError, "greedy must be a bool, not 1"),
     (dict(progress=3), TypeError, "progress must be callable or None"),
 ])
 def test_decode_rejects(kwargs, error, message):

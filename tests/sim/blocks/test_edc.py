@@ -15,7 +15,7 @@ def test_entropy_fixed_point_conversion():
     assert entropy_to_fx(-2.0) == 0
     assert entropy_to_fx(16.0) == 65535
     assert entropy_to_fx(math.inf) == 65535
-    with pytest.raises(ValueError, match="entropy must be a number, not NaN"):
+    with pytest.raises(ValueError, match="entropy_nats must be a number, not nan"):
         entropy_to_fx(math.nan)
 
 

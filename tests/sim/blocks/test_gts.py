@@ -64,5 +64,6 @@ def test_mask_write_takes_effect_next_cycle():
 def test_bad_parameters_are_rejected():
     with pytest.raises(ValueError, match=r"ranks must be an integer in 2..64, not 65"):
         GTS(ranks=65)
-    with pytest.raises(ValueError, match=r"draft_mask must enable at least one of 16 ranks"):
+    with pytest.raises(ValueError, match=r"draft_mask must be an integer in 1..65535 \(a mask "
+                                         r"enabling at least one of 16 ranks\), not -1"):
         GTS(draft_mask=-1)

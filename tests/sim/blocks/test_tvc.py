@@ -19,7 +19,7 @@ def test_defaults():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"depth": 6}, r"depth must be a power of two in 1\.\.64, not 6"),
-    ({"depth": 0}, r"depth must be an integer in 1\.\.64, not 0"),
+    ({"depth": 0}, r"depth must be a power of two in 1\.\.64, not 0"),
     ({"ratio_bits": 8}, r"ratio_bits must be an integer in 9\.\.40, not 8"),
     ({"max_preverify_len": 0}, r"max_preverify_len must be an integer in 1\.\.64, not 0"),
     ({"cycles_bits": True}, r"cycles_bits must be an integer in 1\.\.48, not True"),

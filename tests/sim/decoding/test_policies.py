@@ -85,7 +85,7 @@ def test_banditspec_tries_every_arm_then_exploits_the_best():
     (lambda: SVIPPolicy(h=-1), "h must be a positive number, not -1"),
     (lambda: SpecDecPPPolicy(h=1.5), r"h must be a number in \[0, 1\], not 1.5"),
     (lambda: AdaEDLPolicy(gamma=0), "gamma must be a positive number, not 0"),
-    (lambda: BanditSpecPolicy(arms=(9,)), "arms must hold integers within"),
+    (lambda: BanditSpecPolicy(arms=(9,)), r"arms must hold an integer within \[min_len, max_len\] = \[1, 8\]"),
     (lambda: make_policy("greedyish"), "policy must be one of fixed, specdecpp, svip, adaedl, "
                                        "banditspec, not 'greedyish'"),
     (lambda: AcceptancePredictor([1, 2]), r"weights must have shape \(5,\)"),

@@ -37,7 +37,7 @@ def test_corpus_tokenizer_is_deterministic_and_round_trips():
     (lambda: Tokenizer.train(["x"], vocab_size=2), "vocab_size must be an integer >= 3, not 2"),
     (lambda: Tokenizer(["a", "b"]), "vocab must start with"),
     (lambda: Tokenizer(["<unk>", "<eof>", "x", "x"]), "duplicate"),
-    (lambda: Tokenizer(["<unk>", "<eof>", "x"]).decode([3]), r"token id must be in 0..2, not 3"),
+    (lambda: Tokenizer(["<unk>", "<eof>", "x"]).decode([3]), r"token id must be an integer in 0..2, not 3"),
     (lambda: stdlib_files(0), "max_files must be a positive integer, not 0"),
 ])
 def test_errors(call, message):
