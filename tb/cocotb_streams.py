@@ -8,8 +8,9 @@ one the next rising edge performs; they drive new values right after the rising 
 backpressure generators (:mod:`ahasd.tb.generators`) insert pauses, the pattern of
 verilog-axis's testbenches (``set_idle_generator`` / ``set_backpressure_generator``).
 
-Payloads are packed and unpacked through their ``amaranth.lib.data`` layout: a source takes a
-dict or dataclass of field values (or an int), a sink hands out ``layout.from_bits(...)``.
+Payloads are packed and unpacked through their ``amaranth.lib.data`` layout
+(:mod:`ahasd.tb.payloads`): a source takes a dict or dataclass of field values (or an int), a
+sink hands out ``layout.from_bits(...)`` or a dataclass built from it.
 
 Each driver runs its own loop (``start=True``), or, when the order of several drivers within a
 cycle matters to a scoreboard, :func:`run_in_order` runs their ``sample`` and ``drive`` steps
@@ -17,33 +18,13 @@ in a fixed order on one clock.
 """
 
 import collections
-import dataclasses
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
+from ahasd.tb.payloads import pack, unpack
+
 __all__ = ["StreamSource", "StreamSink", "Step", "run_in_order", "pack", "unpack"]
-
-
-def pack(layout, item):
-    """``item`` (dict, dataclass or int) as the integer of a payload of ``layout``."""
-    if dataclasses.is_dataclass(item):
-        item = dataclasses.asdict(item)
-    if isinstance(item, dict):
-        return layout.const(item).as_bits()
-    return int(item)
-
-
-def unpack(layout, value, cls=None):
-    """A payload read off the design: ``layout.from_bits`` of it (an int without layout), or,
-    with a dataclass ``cls`` (a golden descriptor, say), that class built from the fields."""
-    value = int(value)
-    if layout is None:
-        return value
-    fields = layout.from_bits(value)
-    if cls is None:
-        return fields
-    return cls(**{f.name: int(fields[f.name]) for f in dataclasses.fields(cls)})
 
 
 async def run_in_order(clock, parts):
