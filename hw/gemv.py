@@ -187,7 +187,7 @@ class GEMV(wiring.Component):
                 with m.Else():
                     m.d.sync += acc[l].eq(acc[l] + prods[l])
 
-        # Output buffer: filled at a tile end (it is empty then, see rd_allowed), shifted on each pop.
+        # Output buffer: filled at a tile end (empty then, see rd_allowed), shifted on each pop.
         with m.If(land_last):
             m.d.sync += [res[l].eq(acc[l] + prods[l]) for l in range(lanes)]
             with m.If(m_left >= lanes):

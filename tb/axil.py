@@ -18,14 +18,14 @@ import itertools
 import logging
 import random
 
-from cocotb.triggers import RisingEdge, with_timeout
+from cocotb.triggers import with_timeout
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from ahasd.firmware.driver import AsyncControllerDriver, AxiLiteMasterBus
 from ahasd.hw.csr import AXI_PREFIX
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import OKAY
-from ahasd.tb.cocotb_domains import Domain, reset, start_clocks
+from ahasd.tb.cocotb_domains import Domain, cycles, reset, start_clocks
 from ahasd.tb.cocotb_run import params
 
 __all__ = ["AxiLiteTB", "Domain", "BoundedMaster"]
@@ -83,8 +83,8 @@ class AxiLiteTB:
         await reset(self.dut, self.domains, cycles)
 
     async def cycles(self, n, clock=None):
-        for _ in range(n):
-            await RisingEdge(clock or self.clk)
+        """Wait ``n`` rising edges of ``clock`` (default: the bus clock)."""
+        await cycles(clock or self.clk, n)
 
     def random_pauses(self, probability=0.3):
         """Random valid/ready gaps on all five channels (so AW and W arrive in any order)."""

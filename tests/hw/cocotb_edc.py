@@ -8,9 +8,11 @@ the RTL sees exactly the stimulus's cycles. The ``decision`` stream is a shared 
 the payload through :func:`ahasd.hw.edc.decision_layout`. All three streams are valid-only
 (``always_ready``): an offered event is taken in its cycle.
 
-Each cycle (:func:`ahasd.tb.cocotb_streams.run_in_order`) the scoreboard first checks the
-decision the RTL shows, which belongs to the previous cycle's events, then steps the golden
-model with this cycle's events (verify before draft, :meth:`ahasd.sim.blocks.edc.EDC.step`).
+Every output of the EDC comes from a register, so the drivers run at the falling edge only
+(:func:`ahasd.tb.cocotb_streams.run_at_falling_edge`, one trigger per cycle). Each cycle the
+scoreboard first checks the decision the RTL shows, which belongs to the previous cycle's
+events, then steps the golden model with this cycle's events (verify before draft,
+:meth:`ahasd.sim.blocks.edc.EDC.step`).
 """
 
 import random
@@ -23,7 +25,7 @@ from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.sim.traces.edc_events import random_cycles, run_lengths_cycles
 from ahasd.tb.cocotb_domains import Domain, reset, start_clocks
 from ahasd.tb.cocotb_run import params
-from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
+from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_at_falling_edge
 from ahasd.tb.generators import replay
 
 COUNTERS = ("decisions", "suppressed", "verifications", "squashes", "fifo_drops")
@@ -45,7 +47,7 @@ class Scoreboard:
         self.got = None              # the RTL's decision shown in this cycle
         parts = [self.decision, Step(sample=self._check), self.draft, self.verify,
                  Step(sample=self._step)]
-        cocotb.start_soon(run_in_order(clk, parts))
+        cocotb.start_soon(run_at_falling_edge(clk, parts))
 
     def _take(self, which):
         def accept(item):
@@ -74,7 +76,7 @@ class Scoreboard:
             for event in cycles:
                 if event[which] is not None:
                     source.send(int(event[which]))
-            source.set_idle_generator(replay(event[which] is None for event in cycles))
+            source.set_idle_generator(replay([event[which] is None for event in cycles]))
         while self.draft.busy or self.verify.busy:
             await RisingEdge(self.dut.clk)
         for _ in range(3):   # the last events' decision reaches the output and is checked

@@ -11,9 +11,11 @@ or back to back; ``result`` is a shared sink unpacking into :class:`ahasd.sim.bl
 Each port takes its transactions in trace order and may run up to ``window`` transactions ahead
 of the oldest one not yet accepted (so records and decides overlap, meet in the same cycle and
 overtake each other); a preset or ``freq_ratio`` change (no ready) waits until every transaction
-before it is accepted. Each cycle (:func:`ahasd.tb.cocotb_streams.run_in_order`) the scoreboard
-applies the accepted transactions to :class:`ahasd.sim.blocks.tvc.TVC` in the order the block
-defines for a cycle: decide, record, preset, with that cycle's ``freq_ratio`` for all.
+before it is accepted. ``ready`` (``~busy``) and every other output come from registers, so
+the drivers run at the falling edge only (:func:`ahasd.tb.cocotb_streams.run_at_falling_edge`).
+Each cycle the scoreboard applies the accepted transactions to
+:class:`ahasd.sim.blocks.tvc.TVC` in the order the block defines for a cycle: decide, record,
+preset, with that cycle's ``freq_ratio`` for all.
 """
 
 import random
@@ -30,7 +32,7 @@ from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.sim.traces.tvc import boundary_trace, random_trace, realistic_trace
 from ahasd.tb.cocotb_domains import Domain, reset, start_clocks
 from ahasd.tb.cocotb_run import params
-from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
+from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_at_falling_edge
 from ahasd.tb.generators import pauses
 
 #: A record table code no table has: the block rejects it like a zero-length record.
@@ -72,7 +74,7 @@ class TB:
         domains = [Domain("clk", "rst", 10_000)]
         start_clocks(self.dut, domains)
         await reset(self.dut, domains, length=2, settle=0)
-        cocotb.start_soon(run_in_order(self.dut.clk, self.parts))
+        cocotb.start_soon(run_at_falling_edge(self.dut.clk, self.parts))
 
     # ---- drive: which transaction each port offers ------------------------------------------
     def _advance(self):
