@@ -91,6 +91,7 @@ class StreamSource(_Port):
         self.accepted = 0
         self.stalls = 0
         self._idle = None
+        self._valid = False   # what this source drives on ``valid``
         super().__init__(dut, name, clock, layout, start)
         self.valid.value = 0
         self.payload.value = 0
@@ -109,7 +110,7 @@ class StreamSource(_Port):
     def withdraw(self):
         """Drop the offered item (only for requests that may be taken back, not data)."""
         self.current = None
-        self.valid.value = 0
+        self.valid.value = self._valid = False
 
     def sample(self):
         if self.current is None:
@@ -123,14 +124,18 @@ class StreamSource(_Port):
             self.stalls += 1
 
     def drive(self):
+        # Signals are written only when they change: a held item keeps its payload (packing it
+        # again every stalled cycle would cost more than the simulation step).
         if self.current is None and not (self._idle is not None and next(self._idle)):
             if self.queue:
                 self.current = self.queue.popleft()
             elif self.fill is not None:
                 self.current = self.fill()
-        self.valid.value = self.current is not None
-        if self.current is not None:
-            self.payload.value = pack(self.layout, self.current)
+            if self.current is not None:
+                self.payload.value = pack(self.layout, self.current)
+        valid = self.current is not None
+        if valid != self._valid:
+            self.valid.value = self._valid = valid
 
 
 class StreamSink(_Port):
@@ -167,5 +172,6 @@ class StreamSink(_Port):
 
     def drive(self):
         if self.ready is not None:
-            self._ready = not (self._backpressure is not None and next(self._backpressure))
-            self.ready.value = self._ready
+            ready = not (self._backpressure is not None and next(self._backpressure))
+            if ready != self._ready:
+                self.ready.value = self._ready = ready
