@@ -21,12 +21,12 @@ only tRFC. The scheduler keeps its own copy of every timing counter, so it never
 issues an illegal command (the bank model checks this in every test).
 """
 
-from amaranth.hdl import Array, Module, Signal, signed
+from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import Cmd, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.sim.params import check_instance, check_positive, check_power_of_two
 
@@ -97,8 +97,7 @@ class GEMV(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c = self.config
-        nb, bpr, lanes = c.n_banks, c.bursts_per_row, self.lanes
-        bank_bits = (nb - 1).bit_length()
+        lanes = self.lanes
 
         # ---- activation buffer -------------------------------------------------------------
         m.submodules.xbuf = xbuf = memory.Memory(shape=signed(8), depth=self.max_n, init=[])
@@ -120,59 +119,8 @@ class GEMV(wiring.Component):
         m_left = Signal.like(self.m)          # results not yet moved to the output buffer
         tiles_left = Signal(range(self.max_m // lanes + 2))  # tiles whose reads are not all issued
         k = Signal(range(self.max_n))          # column of the next RD within its tile
-        col = Signal(range(bpr))               # burst of the next RD within the current row
-        b_cur = Signal(range(nb))
-        r_cur = Signal(range(c.rows))
         pending = Signal(range(c.t_rl + 3))    # RDs issued, data not yet landed
         last_inflight = Signal(range(c.t_rl + 3))
-
-        # ---- scheduler's copy of the DRAM timing state --------------------------------------
-        act_sat = max(c.t_ras, c.t_rcd)
-        is_open = Array(Signal(name=f"open{b}") for b in range(nb))
-        open_row = Array(Signal(range(c.rows), name=f"open_row{b}") for b in range(nb))
-        since_act = Array(Signal(range(act_sat + 1), init=act_sat, name=f"since_act{b}")
-                          for b in range(nb))
-        since_pre = Array(Signal(range(c.t_rp + 1), init=c.t_rp, name=f"since_pre{b}")
-                          for b in range(nb))
-        since_rd = Signal(range(c.t_ccd + 1), init=c.t_ccd)
-        since_any_pre = Signal(range(c.t_rp + 1), init=c.t_rp)
-        rfc_left = Signal(range(c.t_rfc + 1))
-        since_ref = Signal(range(c.t_refi + 1))
-        for b in range(nb):
-            with m.If(since_act[b] != act_sat):
-                m.d.sync += since_act[b].eq(since_act[b] + 1)
-            with m.If(since_pre[b] != c.t_rp):
-                m.d.sync += since_pre[b].eq(since_pre[b] + 1)
-        with m.If(since_rd != c.t_ccd):
-            m.d.sync += since_rd.eq(since_rd + 1)
-        with m.If(since_any_pre != c.t_rp):
-            m.d.sync += since_any_pre.eq(since_any_pre + 1)
-        with m.If(rfc_left != 0):
-            m.d.sync += rfc_left.eq(rfc_left - 1)
-        with m.If(since_ref != c.t_refi):
-            m.d.sync += since_ref.eq(since_ref + 1)
-
-        def issue(cmd, bank=0, row=0, col_=0):
-            m.d.comb += [self.cmd.eq(cmd), self.cmd_bank.eq(bank), self.cmd_row.eq(row),
-                         self.cmd_col.eq(col_)]
-
-        def do_act(bank, row):
-            issue(Cmd.ACT, bank, row)
-            m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
-
-        def do_pre(bank):
-            issue(Cmd.PRE, bank)
-            m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
-
-        # The row after the current one (next bank; the row advances when the bank wraps).
-        b_nxt = Signal(range(nb))
-        r_nxt = Signal(range(c.rows))
-        wrap = Signal()
-        m.d.comb += [
-            wrap.eq(b_cur == nb - 1),
-            b_nxt.eq(b_cur + 1 if nb > 1 else 0),
-            r_nxt.eq(r_cur + wrap),
-        ]
 
         # ---- output buffer: a shift register of B results ----------------------------------
         res = [Signal(signed(32), name=f"res{l}") for l in range(lanes)]
@@ -181,76 +129,30 @@ class GEMV(wiring.Component):
         out_pop = Signal()
         m.d.comb += out_pop.eq(self.o_stream.valid & self.o_stream.ready)
 
-        # ---- command selection --------------------------------------------------------------
+        # ---- command selection: the shared DRAM read scheduler ----------------------------
         reading = Signal()
         m.d.comb += reading.eq(self.busy & (tiles_left != 0))
         last_of_tile = Signal()
         m.d.comb += last_of_tile.eq(k == n_reg - 1)
-        ref_due = Signal()
-        m.d.comb += ref_due.eq(since_ref == c.t_refi)
-        cur_ready = Signal()
-        m.d.comb += cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
-                                 & (since_act[b_cur] >= c.t_rcd))
-        rd_ok = Signal()
-        # The last RD of a tile waits until the previous tile's results have left and no other
-        # tile-end is in flight: the results of this tile will need the output buffer.
-        m.d.comb += rd_ok.eq(reading & ~ref_due & cur_ready & (since_rd >= c.t_ccd)
-                             & (rfc_left == 0)
-                             & (~last_of_tile | ((out_count == 0) & (last_inflight == 0))))
         rd_issued = Signal()
         rd_last = Signal()
         m.d.comb += xr.addr.eq(k)
-
-        def prepare(bank, row):
-            """Conditions to precharge / activate ``bank`` so that ``row`` is open in it."""
-            pre_ok = Signal()
-            act_ok = Signal()
-            m.d.comb += [
-                pre_ok.eq(is_open[bank] & (open_row[bank] != row) & (since_act[bank] >= c.t_ras)),
-                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & (rfc_left == 0)),
-            ]
-            return pre_ok, act_ok
-
-        cur_pre, cur_act = prepare(b_cur, r_cur)
-        nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
-        nxt_wanted = Signal()
-        m.d.comb += nxt_wanted.eq(reading & (b_nxt != b_cur))
-
-        # Banks to close before a refresh: the lowest-numbered open one whose tRAS has passed.
-        pre_for_ref = Signal()
-        pre_bank = Signal(range(nb))
-        for b in reversed(range(nb)):
-            with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
-                m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
-        all_closed = Signal()
-        m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
-
-        with m.If(ref_due):
-            with m.If(pre_for_ref):
-                do_pre(pre_bank)
-            with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
-                issue(Cmd.REF)
-                m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
-        with m.Elif(rd_ok):
-            issue(Cmd.RD, b_cur, r_cur, col)
-            m.d.comb += [rd_issued.eq(1), rd_last.eq(last_of_tile)]
-            m.d.sync += since_rd.eq(1)
-            with m.If(col == bpr - 1):
-                m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
-            with m.Else():
-                m.d.sync += col.eq(col + 1)
+        m.submodules.scheduler = sched = ReadScheduler(c)
+        m.d.comb += [
+            sched.reading.eq(reading),
+            # The last RD of a tile waits until the previous tile's results have left and no
+            # other tile-end is in flight: the results of this tile will need the output buffer.
+            sched.rd_allowed.eq(~last_of_tile | ((out_count == 0) & (last_inflight == 0))),
+            sched.base_row.eq(self.base_row),
+            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
+            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
+            rd_issued.eq(sched.rd_issued), rd_last.eq(sched.rd_issued & last_of_tile),
+        ]
+        with m.If(rd_issued):
             with m.If(last_of_tile):
                 m.d.sync += [k.eq(0), tiles_left.eq(tiles_left - 1)]
             with m.Else():
                 m.d.sync += k.eq(k + 1)
-        with m.Elif(reading & cur_pre):
-            do_pre(b_cur)
-        with m.Elif(reading & cur_act):
-            do_act(b_cur, r_cur)
-        with m.Elif(nxt_wanted & nxt_pre):
-            do_pre(b_nxt)
-        with m.Elif(nxt_wanted & nxt_act):
-            do_act(b_nxt, r_nxt)
 
         # ---- read tags: the activation and tile-end flag of each RD, popped with its data ----
         m.submodules.tags = tags = fifo.SyncFIFO(width=9, depth=c.t_rl + 2)
@@ -285,7 +187,7 @@ class GEMV(wiring.Component):
                 with m.Else():
                     m.d.sync += acc[l].eq(acc[l] + prods[l])
 
-        # Output buffer: filled at a tile end (it is empty then, see rd_ok), shifted on each pop.
+        # Output buffer: filled at a tile end (empty then, see rd_allowed), shifted on each pop.
         with m.If(land_last):
             m.d.sync += [res[l].eq(acc[l] + prods[l]) for l in range(lanes)]
             with m.If(m_left >= lanes):
@@ -306,21 +208,14 @@ class GEMV(wiring.Component):
             valid = ((self.m != 0) & (self.m <= self.max_m) & (self.n != 0)
                      & (self.n <= x_count))
             with m.If(valid):
+                m.d.comb += sched.load.eq(1)
                 m.d.sync += [
                     self.busy.eq(1), self.error.eq(0), self.cycles.eq(1),
                     n_reg.eq(self.n), m_left.eq(self.m),
                     tiles_left.eq((self.m + lanes - 1) >> (lanes.bit_length() - 1)),
-                    k.eq(0), col.eq(0), x_count.eq(0),
-                    b_cur.eq(self.base_row[:bank_bits] if bank_bits else 0),
-                    r_cur.eq(self.base_row >> bank_bits),
+                    k.eq(0), x_count.eq(0),
                 ]
             with m.Else():
                 m.d.sync += self.error.eq(1)
         return m
 
-
-def _any(values):
-    result = 0
-    for v in values:
-        result = result | v
-    return result

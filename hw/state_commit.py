@@ -25,12 +25,12 @@ tREFI. A read is issued only while the output FIFO has room for everything in fl
 back-pressure on ``o_stream`` stalls the reads instead of losing data.
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import Cmd, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.sim.params import check_instance, check_int, check_power_of_two
 from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
@@ -113,8 +113,6 @@ class StateCommit(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         c, E, R = self.config, self.lanes, self.max_rank
-        nb, bpr = c.n_banks, c.bursts_per_row
-        bank_bits = (nb - 1).bit_length()
         nblk = self.d_v // E
 
         # ---- factor storage ---------------------------------------------------------------
@@ -162,106 +160,22 @@ class StateCommit(wiring.Component):
         # ---- run state --------------------------------------------------------------------
         rank_reg = Signal(range(R + 1))
         reads_left = Signal(range(self.bursts + 1))
-        col = Signal(range(bpr))
-        b_cur = Signal(range(nb))
-        r_cur = Signal(range(c.rows))
         outstanding = Signal(range(self.fifo_depth + 1))
 
-        # ---- scheduler's copy of the DRAM timing state (as the GEMV bank's) ---------------
-        act_sat = max(c.t_ras, c.t_rcd)
-        is_open = Array(Signal(name=f"open{b}") for b in range(nb))
-        open_row = Array(Signal(range(c.rows), name=f"open_row{b}") for b in range(nb))
-        since_act = Array(Signal(range(act_sat + 1), init=act_sat, name=f"since_act{b}")
-                          for b in range(nb))
-        since_pre = Array(Signal(range(c.t_rp + 1), init=c.t_rp, name=f"since_pre{b}")
-                          for b in range(nb))
-        since_rd = Signal(range(c.t_ccd + 1), init=c.t_ccd)
-        since_any_pre = Signal(range(c.t_rp + 1), init=c.t_rp)
-        rfc_left = Signal(range(c.t_rfc + 1))
-        since_ref = Signal(range(c.t_refi + 1))
-        for b in range(nb):
-            with m.If(since_act[b] != act_sat):
-                m.d.sync += since_act[b].eq(since_act[b] + 1)
-            with m.If(since_pre[b] != c.t_rp):
-                m.d.sync += since_pre[b].eq(since_pre[b] + 1)
-        for sig, top in ((since_rd, c.t_ccd), (since_any_pre, c.t_rp), (since_ref, c.t_refi)):
-            with m.If(sig != top):
-                m.d.sync += sig.eq(sig + 1)
-        with m.If(rfc_left != 0):
-            m.d.sync += rfc_left.eq(rfc_left - 1)
-
-        def issue(cmd, bank=0, row=0, col_=0):
-            m.d.comb += [self.cmd.eq(cmd), self.cmd_bank.eq(bank), self.cmd_row.eq(row),
-                         self.cmd_col.eq(col_)]
-
-        def do_act(bank, row):
-            issue(Cmd.ACT, bank, row)
-            m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
-
-        def do_pre(bank):
-            issue(Cmd.PRE, bank)
-            m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
-
-        b_nxt = Signal(range(nb))
-        r_nxt = Signal(range(c.rows))
-        m.d.comb += [b_nxt.eq(b_cur + 1 if nb > 1 else 0), r_nxt.eq(r_cur + (b_cur == nb - 1))]
-
-        def prepare(bank, row):
-            pre_ok, act_ok = Signal(), Signal()
-            m.d.comb += [
-                pre_ok.eq(is_open[bank] & (open_row[bank] != row) & (since_act[bank] >= c.t_ras)),
-                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & (rfc_left == 0)),
-            ]
-            return pre_ok, act_ok
-
-        reading = Signal()
-        ref_due = Signal()
-        cur_ready = Signal()
-        rd_ok = Signal()
+        # ---- the shared DRAM read scheduler (as the GEMV bank's) ---------------------------
         rd_issued = Signal()
         popped = Signal()
+        m.submodules.scheduler = sched = ReadScheduler(c)
         m.d.comb += [
-            reading.eq(self.busy & (reads_left != 0)),
-            ref_due.eq(since_ref == c.t_refi),
-            cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
-                         & (since_act[b_cur] >= c.t_rcd)),
-            rd_ok.eq(reading & ~ref_due & cur_ready & (since_rd >= c.t_ccd) & (rfc_left == 0)
-                     & (outstanding < self.fifo_depth)),
+            sched.reading.eq(self.busy & (reads_left != 0)),
+            sched.rd_allowed.eq(outstanding < self.fifo_depth),   # room in the output FIFO
+            sched.base_row.eq(self.base_row),
+            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
+            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
+            rd_issued.eq(sched.rd_issued),
         ]
-        cur_pre, cur_act = prepare(b_cur, r_cur)
-        nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
-        nxt_wanted = Signal()
-        m.d.comb += nxt_wanted.eq(reading & (b_nxt != b_cur))
-        pre_for_ref = Signal()
-        pre_bank = Signal(range(nb))
-        for b in reversed(range(nb)):
-            with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
-                m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
-        all_closed = Signal()
-        m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
-
-        with m.If(ref_due):
-            with m.If(pre_for_ref):
-                do_pre(pre_bank)
-            with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
-                issue(Cmd.REF)
-                m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
-        with m.Elif(rd_ok):
-            issue(Cmd.RD, b_cur, r_cur, col)
-            m.d.comb += rd_issued.eq(1)
-            m.d.sync += [since_rd.eq(1), reads_left.eq(reads_left - 1)]
-            with m.If(col == bpr - 1):
-                m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
-            with m.Else():
-                m.d.sync += col.eq(col + 1)
-        with m.Elif(reading & cur_pre):
-            do_pre(b_cur)
-        with m.Elif(reading & cur_act):
-            do_act(b_cur, r_cur)
-        with m.Elif(nxt_wanted & nxt_pre):
-            do_pre(b_nxt)
-        with m.Elif(nxt_wanted & nxt_act):
-            do_act(b_nxt, r_nxt)
+        with m.If(rd_issued):
+            m.d.sync += reads_left.eq(reads_left - 1)
 
         # ---- datapath: land -> (factor reads) -> MAC lanes -> output FIFO ------------------
         land_jb = Signal(range(nblk))
@@ -308,12 +222,11 @@ class StateCommit(wiring.Component):
                 m.d.sync += self.busy.eq(0)
         with m.Elif(self.start):
             with m.If(self.rank <= R):
+                m.d.comb += sched.load.eq(1)
                 m.d.sync += [
                     self.busy.eq(1), self.error.eq(0), self.cycles.eq(1),
-                    rank_reg.eq(self.rank), reads_left.eq(self.bursts), col.eq(0),
+                    rank_reg.eq(self.rank), reads_left.eq(self.bursts),
                     land_jb.eq(0), land_i.eq(0),
-                    b_cur.eq(self.base_row[:bank_bits] if bank_bits else 0),
-                    r_cur.eq(self.base_row >> bank_bits),
                 ]
             with m.Else():
                 m.d.sync += self.error.eq(1)
@@ -361,9 +274,3 @@ def _tree_sum(terms):
                  for i in range(0, len(terms), 2)]
     return terms[0]
 
-
-def _any(values):
-    result = 0
-    for v in values:
-        result = result | v
-    return result

@@ -1,34 +1,48 @@
 """cocotb base testbench for designs with an AXI4-Lite slave port (``ahasd.hw.csr.axil_ports``).
 
 :class:`AxiLiteTB` owns the bus-functional models, in the manner of verilog-axis's ``TB``
-classes: one clock per domain with its own period, a reset per domain, cocotbext-axi's
-``AxiLiteMaster`` on the bus, and bus helpers that bound every transaction in time (a hung bus
-fails the test instead of stalling it) and check responses. Register access by name uses the
-register map of ``hw/regs.rdl`` (:func:`ahasd.hw.regmap.load`).
+classes: one clock per domain with its own period and a reset per domain
+(:mod:`ahasd.tb.cocotb_domains`), cocotbext-axi's ``AxiLiteMaster`` on the bus, every
+transaction bounded in time (a hung bus fails the test instead of stalling it), and two ways
+onto the bus:
+
+* :attr:`AxiLiteTB.driver`: the project's one Python driver
+  (:class:`ahasd.firmware.driver.AsyncControllerDriver` over
+  :class:`~ahasd.firmware.driver.AxiLiteMasterBus`) for every register access by name;
+* :meth:`AxiLiteTB.bus_read` / :meth:`AxiLiteTB.bus_write`: raw word accesses by address with
+  byte strobes that return the response code, for tests of the bus itself (unmapped addresses,
+  partial writes, error responses), which a driver by design does not offer.
 """
 
 import itertools
 import logging
 import random
 
-import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, with_timeout
+from cocotb.triggers import with_timeout
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
+from ahasd.firmware.driver import AsyncControllerDriver, AxiLiteMasterBus
 from ahasd.hw.csr import AXI_PREFIX
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import OKAY
+from ahasd.tb.cocotb_domains import Domain, cycles, reset, start_clocks
 from ahasd.tb.cocotb_run import params
 
-__all__ = ["AxiLiteTB", "Domain"]
+__all__ = ["AxiLiteTB", "Domain", "BoundedMaster"]
 
 
-class Domain:
-    """A clock domain of the design: clock and reset port names and the period in ps."""
+class BoundedMaster:
+    """An ``AxiLiteMaster`` whose ``read`` / ``write`` fail after ``timeout_ns`` instead of
+    waiting for ever (what :class:`~ahasd.firmware.driver.AxiLiteMasterBus` adapts)."""
 
-    def __init__(self, clock, reset, period_ps):
-        self.clock, self.reset, self.period_ps = clock, reset, period_ps
+    def __init__(self, master, timeout_ns):
+        self.master, self.timeout_ns = master, timeout_ns
+
+    async def read(self, address, length):
+        return await with_timeout(self.master.read(address, length), self.timeout_ns, "ns")
+
+    async def write(self, address, data):
+        return await with_timeout(self.master.write(address, data), self.timeout_ns, "ns")
 
 
 class AxiLiteTB:
@@ -52,9 +66,7 @@ class AxiLiteTB:
         self.regmap = load()
         self.domains = list(domains)
         self.timeout_ns = timeout_ns
-        for domain in self.domains:
-            cocotb.start_soon(Clock(getattr(dut, domain.clock), domain.period_ps,
-                                    unit="ps").start())
+        start_clocks(dut, self.domains)
         bus = self.domains[0]
         self.clk = getattr(dut, bus.clock)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, prefix), self.clk,
@@ -62,19 +74,17 @@ class AxiLiteTB:
         # One INFO line per transaction would make a 10k-transaction log huge and slow.
         self.axil.write_if.log.setLevel(logging.WARNING)
         self.axil.read_if.log.setLevel(logging.WARNING)
+        self.bounded = BoundedMaster(self.axil, timeout_ns)
+        #: The Python driver on this bus (``await tb.driver.check()`` reads ID and VERSION).
+        self.driver = AsyncControllerDriver(AxiLiteMasterBus(self.bounded))
 
     async def reset(self, cycles=4):
         """Assert every domain's reset for ``cycles`` bus cycles, then wait as long again."""
-        for domain in self.domains:
-            getattr(self.dut, domain.reset).value = 1
-        await self.cycles(cycles)
-        for domain in self.domains:
-            getattr(self.dut, domain.reset).value = 0
-        await self.cycles(cycles)
+        await reset(self.dut, self.domains, cycles)
 
     async def cycles(self, n, clock=None):
-        for _ in range(n):
-            await RisingEdge(clock or self.clk)
+        """Wait ``n`` rising edges of ``clock`` (default: the bus clock)."""
+        await cycles(clock or self.clk, n)
 
     def random_pauses(self, probability=0.3):
         """Random valid/ready gaps on all five channels (so AW and W arrive in any order)."""
@@ -87,7 +97,7 @@ class AxiLiteTB:
     # ---- bus transactions -------------------------------------------------------------------
     async def bus_read(self, address):
         """``(value, resp)`` of a 32-bit read of word ``address``."""
-        resp = await with_timeout(self.axil.read(address, 4), self.timeout_ns, "ns")
+        resp = await self.bounded.read(address, 4)
         return int.from_bytes(resp.data, "little"), int(resp.resp)
 
     async def bus_write(self, address, data, strobe=0xF):
@@ -97,8 +107,7 @@ class AxiLiteTB:
         first, last = lanes[0], lanes[-1]
         assert lanes == list(range(first, last + 1)), "contiguous strobes only"
         payload = data.to_bytes(4, "little")[first:last + 1]
-        resp = await with_timeout(self.axil.write(address + first, payload), self.timeout_ns,
-                                  "ns")
+        resp = await self.bounded.write(address + first, payload)
         return int(resp.resp)
 
     # A testbench may override read / write (to check a model, say); the helpers below use the
@@ -114,23 +123,3 @@ class AxiLiteTB:
     async def expect_write(self, address, data, resp=OKAY, strobe=0xF):
         got = await self.bus_write(address, data, strobe)
         assert got == resp, f"write 0x{address:X}: resp {got}, expected {resp}"
-
-    # ---- registers by name ------------------------------------------------------------------
-    async def read_reg(self, ident):
-        value, resp = await self.bus_read(self.regmap[ident].address)
-        assert resp == OKAY, f"read {ident}: resp {resp}"
-        return value
-
-    async def write_reg(self, ident, value):
-        await self.expect_write(self.regmap[ident].address, value)
-
-    async def read_field(self, ident, name):
-        """One field of a register, by the register map's field position."""
-        return self.regmap[ident].field(name).extract(await self.read_reg(ident))
-
-    def field_word(self, ident, **values):
-        """The register word with the named fields at ``values`` (others 0)."""
-        reg, word = self.regmap[ident], 0
-        for name, value in values.items():
-            word = reg.field(name).insert(word, value)
-        return word

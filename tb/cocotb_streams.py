@@ -8,42 +8,25 @@ one the next rising edge performs; they drive new values right after the rising 
 backpressure generators (:mod:`ahasd.tb.generators`) insert pauses, the pattern of
 verilog-axis's testbenches (``set_idle_generator`` / ``set_backpressure_generator``).
 
-Payloads are packed and unpacked through their ``amaranth.lib.data`` layout: a source takes a
-dict or dataclass of field values (or an int), a sink hands out ``layout.from_bits(...)``.
+Payloads are packed and unpacked through their ``amaranth.lib.data`` layout
+(:mod:`ahasd.tb.payloads`): a source takes a dict or dataclass of field values (or an int), a
+sink hands out ``layout.from_bits(...)`` or a dataclass built from it.
 
 Each driver runs its own loop (``start=True``), or, when the order of several drivers within a
 cycle matters to a scoreboard, :func:`run_in_order` runs their ``sample`` and ``drive`` steps
-in a fixed order on one clock.
+in a fixed order on one clock (:func:`run_at_falling_edge` does the same at a third of the
+trigger cost for a design whose outputs all come from registers).
 """
 
 import collections
-import dataclasses
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-__all__ = ["StreamSource", "StreamSink", "Step", "run_in_order", "pack", "unpack"]
+from ahasd.tb.payloads import pack, unpack
 
-
-def pack(layout, item):
-    """``item`` (dict, dataclass or int) as the integer of a payload of ``layout``."""
-    if dataclasses.is_dataclass(item):
-        item = dataclasses.asdict(item)
-    if isinstance(item, dict):
-        return layout.const(item).as_bits()
-    return int(item)
-
-
-def unpack(layout, value, cls=None):
-    """A payload read off the design: ``layout.from_bits`` of it (an int without layout), or,
-    with a dataclass ``cls`` (a golden descriptor, say), that class built from the fields."""
-    value = int(value)
-    if layout is None:
-        return value
-    fields = layout.from_bits(value)
-    if cls is None:
-        return fields
-    return cls(**{f.name: int(fields[f.name]) for f in dataclasses.fields(cls)})
+__all__ = ["StreamSource", "StreamSink", "Step", "run_in_order", "run_at_falling_edge", "pack",
+           "unpack"]
 
 
 async def run_in_order(clock, parts):
@@ -56,6 +39,20 @@ async def run_in_order(clock, parts):
         await RisingEdge(clock)
         for part in parts:
             part.drive()
+
+
+async def run_at_falling_edge(clock, parts):
+    """As :func:`run_in_order` with one trigger per cycle instead of three, for a design whose
+    outputs, every ``ready`` included, come from registers only (no combinational path from an
+    input to an output): each falling edge of ``clock``, every part's ``drive()`` then every
+    ``sample()``. The outputs read there are those the next rising edge acts on, so a handshake
+    seen there is the one that edge performs, as in :func:`run_in_order`."""
+    while True:
+        await FallingEdge(clock)
+        for part in parts:
+            part.drive()
+        for part in parts:
+            part.sample()
 
 
 class Step:
@@ -94,6 +91,7 @@ class StreamSource(_Port):
         self.accepted = 0
         self.stalls = 0
         self._idle = None
+        self._valid = False   # what this source drives on ``valid``
         super().__init__(dut, name, clock, layout, start)
         self.valid.value = 0
         self.payload.value = 0
@@ -112,7 +110,7 @@ class StreamSource(_Port):
     def withdraw(self):
         """Drop the offered item (only for requests that may be taken back, not data)."""
         self.current = None
-        self.valid.value = 0
+        self.valid.value = self._valid = False
 
     def sample(self):
         if self.current is None:
@@ -126,14 +124,18 @@ class StreamSource(_Port):
             self.stalls += 1
 
     def drive(self):
+        # Signals are written only when they change: a held item keeps its payload (packing it
+        # again every stalled cycle would cost more than the simulation step).
         if self.current is None and not (self._idle is not None and next(self._idle)):
             if self.queue:
                 self.current = self.queue.popleft()
             elif self.fill is not None:
                 self.current = self.fill()
-        self.valid.value = self.current is not None
-        if self.current is not None:
-            self.payload.value = pack(self.layout, self.current)
+            if self.current is not None:
+                self.payload.value = pack(self.layout, self.current)
+        valid = self.current is not None
+        if valid != self._valid:
+            self.valid.value = self._valid = valid
 
 
 class StreamSink(_Port):
@@ -152,6 +154,7 @@ class StreamSink(_Port):
         self.keep = keep
         self.items = []
         self._backpressure = None
+        self._ready = False   # driven on ``ready`` (reading it back would give the old value)
         super().__init__(dut, name, clock, layout, start)
         if self.ready is not None:
             self.ready.value = 0
@@ -160,7 +163,7 @@ class StreamSink(_Port):
         self._backpressure = generator
 
     def sample(self):
-        if int(self.valid.value) and (self.ready is None or int(self.ready.value)):
+        if int(self.valid.value) and (self.ready is None or self._ready):
             item = unpack(self.layout, self.payload.value, self.cls)
             if self.keep:
                 self.items.append(item)
@@ -169,4 +172,6 @@ class StreamSink(_Port):
 
     def drive(self):
         if self.ready is not None:
-            self.ready.value = not (self._backpressure is not None and next(self._backpressure))
+            ready = not (self._backpressure is not None and next(self._backpressure))
+            if ready != self._ready:
+                self.ready.value = self._ready = ready

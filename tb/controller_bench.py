@@ -3,7 +3,8 @@
 :class:`ControllerTB` is the AXI4-Lite TB base (:class:`ahasd.tb.axil.AxiLiteTB`, both clocks
 and resets) plus one stream driver per stream port (:mod:`ahasd.tb.cocotb_streams`) and the
 golden models that scoreboard them: the draft queue (:class:`SquashQueueModel`), the feedback
-queue and the draft requests waiting for their task (:class:`QueueModel`). Random traffic
+queue and the draft requests waiting for their task (:class:`QueueModel`). Registers are read
+and written by name through the base's ``driver`` (:mod:`ahasd.firmware.driver`). Random traffic
 (``traffic``, ``squashing``, the probabilities ``p_valid`` / ``p_ready`` / ``p_done``) and
 directed items (``send`` on a source) go through the same drivers.
 
@@ -25,7 +26,8 @@ from ahasd.hw.tvc import record_layout
 from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 from ahasd.sim.blocks.tvc import TVCParams
-from ahasd.tb.axil import AxiLiteTB, Domain
+from ahasd.tb.axil import AxiLiteTB
+from ahasd.tb.cocotb_domains import Domain
 from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
 from ahasd.tb.generators import pauses
 
@@ -219,13 +221,13 @@ class ControllerTB(AxiLiteTB):
                     and not int(self.dut.draft_out__valid.value)
                     and not int(self.dut.feedback_out__valid.value)
                     and len(self.requests) == 0
-                    and await self.read_field("DRAFT_Q_STATUS", "empty")
-                    and await self.read_field("FEEDBACK_Q_STATUS", "empty")
-                    and await self.read_field("PREVERIFY_Q_STATUS", "empty")
-                    and not await self.read_field("TVC_STATUS", "deciding")):
+                    and await self.driver.field("DRAFT_Q_STATUS", "empty")
+                    and await self.driver.field("FEEDBACK_Q_STATUS", "empty")
+                    and await self.driver.field("PREVERIFY_Q_STATUS", "empty")
+                    and not await self.driver.field("TVC_STATUS", "deciding")):
                 await self.cycles(20)
                 return
-        state = {name: await self.read_reg(name) for name in
+        state = {name: await self.driver.read(name) for name in
                  ("DRAFT_Q_STATUS", "FEEDBACK_Q_STATUS", "PREVERIFY_Q_STATUS", "TVC_STATUS")}
         raise AssertionError(f"the queues did not drain: {state}, sources busy: draft "
                              f"{self.draft_in.busy}, feedback {self.feedback_in.busy}, record "

@@ -1,23 +1,22 @@
 """GEMV bank joined to its LPDDR5 bank model: what tests and ``ahasd bench gemv`` simulate.
 
-A simulation harness, not a block to build: :class:`ahasd.hw.gemv.GEMV` is the synthesizable part
-and :class:`ahasd.tb.dram_bank.DRAMBankModel` stands for the DRAM array. Every port is at most 32 bits
-wide so that the Verilated model can be driven over the pipe harness.
+A simulation harness (:class:`ahasd.tb.dram_system.DRAMSystem`), not a block to build:
+:class:`ahasd.hw.gemv.GEMV` is the synthesizable part and :class:`ahasd.tb.dram_bank.DRAMBankModel`
+stands for the DRAM array. Every port is at most 32 bits wide so that the Verilated model can be
+driven over the pipe harness.
 """
 
-from amaranth.hdl import Module, signed
-from amaranth.lib import wiring
+from amaranth.hdl import signed
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.construction import rejecting_construction
-from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 from ahasd.hw.gemv import GEMV
 from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.tb.dram_system import DRAMSystem
 
 __all__ = ["GEMVSystem"]
 
 
-class GEMVSystem(wiring.Component):
+class GEMVSystem(DRAMSystem):
     """:class:`GEMV` + :class:`DRAMBankModel` holding ``init`` (burst words).
 
     Parameters
@@ -35,35 +34,27 @@ class GEMVSystem(wiring.Component):
     """
 
     def __init__(self, *, config=DRAMConfig(rows=16), init=(), max_n=4096, max_m=4096):
-        init = list(init)
-        with rejecting_construction(self):
-            if not isinstance(config, DRAMConfig):
-                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
-            depth = config.rows * config.n_banks * config.bursts_per_row
-            if len(init) > depth:
-                raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
-            self.gemv = GEMV(config=config, max_n=max_n, max_m=max_m)
-        self.dram = DRAMBankModel(config=config, init=init)   # cannot fail: checked above
-        super().__init__({
+        self.max_n, self.max_m = max_n, max_m
+        super().__init__(config=config, init=init, unit_name="gemv",
+                         make_unit=lambda c: GEMV(config=c, max_n=max_n, max_m=max_m))
+        self.gemv = self.unit
+
+    def unit_ports(self, unit):
+        rows = unit.config.rows * unit.config.n_banks
+        return {
             # Streams as plain flat ports: simple names for the pipe harness of the benchmark.
             "x_valid": In(1), "x_data": In(signed(8)), "x_ready": Out(1),
             "o_valid": Out(1), "o_data": Out(signed(32)), "o_ready": In(1),
-            "m": In(range(max_m + 1)),
-            "n": In(range(max_n + 1)),
-            "base_row": In(range(config.rows * config.n_banks)),
+            "m": In(range(self.max_m + 1)),
+            "n": In(range(self.max_n + 1)),
+            "base_row": In(range(rows)),
             "start": In(1),
             "busy": Out(1),
             "error": Out(1),
             "cycles": Out(32),
-            "dram_error": Out(1),
-            "dram_error_code": Out(DRAMError),
-            "reads": Out(32),
-        })
+        }
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.gemv = g = self.gemv
-        m.submodules.dram = d = self.dram
+    def connect_unit(self, m, g):
         m.d.comb += [
             g.x_stream.valid.eq(self.x_valid), g.x_stream.payload.eq(self.x_data),
             self.x_ready.eq(g.x_stream.ready),
@@ -71,10 +62,4 @@ class GEMVSystem(wiring.Component):
             g.o_stream.ready.eq(self.o_ready),
             g.m.eq(self.m), g.n.eq(self.n), g.base_row.eq(self.base_row), g.start.eq(self.start),
             self.busy.eq(g.busy), self.error.eq(g.error), self.cycles.eq(g.cycles),
-            d.cmd.eq(g.cmd), d.cmd_bank.eq(g.cmd_bank), d.cmd_row.eq(g.cmd_row),
-            d.cmd_col.eq(g.cmd_col),
-            self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
-            self.reads.eq(d.reads),
         ]
-        wiring.connect(m, d.rd, g.rd)
-        return m

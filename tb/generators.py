@@ -9,7 +9,7 @@ testbenches (cocotbext-axis ``set_pause_generator``).
 import itertools
 import random
 
-__all__ = ["never", "pauses", "cycle_pattern"]
+__all__ = ["never", "pauses", "cycle_pattern", "replay"]
 
 
 def never():
@@ -33,3 +33,9 @@ def pauses(probability, rng=None):
 def cycle_pattern(bits):
     """Repeat a fixed pause pattern (for example ``[0, 0, 1]``: every third cycle paused)."""
     return itertools.cycle(bool(b) for b in bits)
+
+
+def replay(bits):
+    """Pause exactly in the cycles where ``bits`` is true, then never: a recorded trace's own
+    gaps (for example the idle cycles of one port in a cycle-by-cycle stimulus)."""
+    return itertools.chain((bool(b) for b in bits), never())

@@ -1,24 +1,23 @@
 """State-commit unit joined to its LPDDR5 bank model: what tests and the benchmark simulate.
 
-A simulation harness: :class:`ahasd.hw.state_commit.StateCommit` is the synthesizable part and
+A simulation harness (:class:`ahasd.tb.dram_system.DRAMSystem`):
+:class:`ahasd.hw.state_commit.StateCommit` is the synthesizable part and
 :class:`ahasd.tb.dram_bank.DRAMBankModel` holds the state. The factor word and the output burst
 are split into 64-bit ports (``f_data0..``, ``o_data0..``) so that the Verilated model can be
 driven over the pipe harness.
 """
 
-from amaranth.hdl import Cat, Module
-from amaranth.lib import wiring
+from amaranth.hdl import Cat
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.state_commit import StateCommit
 from ahasd.sim.blocks.dram import DRAMConfig
-from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
+from ahasd.tb.dram_system import DRAMSystem
 
 __all__ = ["StateCommitSystem"]
 
 
-class StateCommitSystem(wiring.Component):
+class StateCommitSystem(DRAMSystem):
     """:class:`StateCommit` + :class:`DRAMBankModel` holding ``init`` (burst words).
 
     Ports: those of :class:`StateCommit` without the DRAM bus, ``f_data`` split into
@@ -28,16 +27,11 @@ class StateCommitSystem(wiring.Component):
     """
 
     def __init__(self, *, config=DRAMConfig(rows=16), init=(), d_k=128, d_v=128, max_rank=16):
-        init = list(init)
-        with rejecting_construction(self):
-            if not isinstance(config, DRAMConfig):
-                raise ValueError(f"config must be a DRAMConfig, not {config!r}")
-            depth = config.rows * config.n_banks * config.bursts_per_row
-            if len(init) > depth:
-                raise ValueError(f"init has {len(init)} bursts; the model stores {depth}")
-            self.unit = StateCommit(config=config, d_k=d_k, d_v=d_v, max_rank=max_rank)
-        self.dram = DRAMBankModel(config=config, init=init)
-        u = self.unit
+        super().__init__(config=config, init=init,
+                         make_unit=lambda c: StateCommit(config=c, d_k=d_k, d_v=d_v,
+                                                         max_rank=max_rank))
+
+    def unit_ports(self, u):
         self.words = -(-16 * u.lanes // 64)
         self.f_words = -(-u.load_width // 64)
         sig = {name: member for name, member in u.signature.members.items()
@@ -49,30 +43,18 @@ class StateCommitSystem(wiring.Component):
         width = 16 * u.lanes
         for w in range(self.words):
             sig[f"o_data{w}"] = Out(min(64, width - 64 * w))
-        sig.update({"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32)})
-        super().__init__(sig)
+        return sig
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.unit = u = self.unit
-        m.submodules.dram = d = self.dram
+    def connect_unit(self, m, u):
         for name in ("f_valid", "f_kind", "f_t", "f_index", "rank", "base_row", "start"):
             m.d.comb += getattr(u, name).eq(getattr(self, name))
         m.d.comb += u.f_data.eq(Cat(*[getattr(self, f"f_data{w}") for w in range(self.f_words)]))
         for name in ("f_ready", "busy", "error", "cycles"):
             m.d.comb += getattr(self, name).eq(getattr(u, name))
-        m.d.comb += [
-            self.o_valid.eq(u.o_stream.valid), u.o_stream.ready.eq(self.o_ready),
-            d.cmd.eq(u.cmd), d.cmd_bank.eq(u.cmd_bank), d.cmd_row.eq(u.cmd_row),
-            d.cmd_col.eq(u.cmd_col),
-            self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
-            self.reads.eq(d.reads),
-        ]
-        wiring.connect(m, d.rd, u.rd)
+        m.d.comb += [self.o_valid.eq(u.o_stream.valid), u.o_stream.ready.eq(self.o_ready)]
         for w in range(self.words):
             port = getattr(self, f"o_data{w}")
             m.d.comb += port.eq(u.o_stream.payload[64 * w:64 * w + len(port)])
-        return m
 
     @staticmethod
     def split(value, n):

@@ -7,7 +7,8 @@ and returns a :class:`DriveResult`. Each transaction is held until its ``ready``
 cycle), so the RTL sees the transactions in trace order, as the golden model does.
 :func:`ahasd.cosim.tvc.replay_rtl` applies the same rules on the Verilated block, on the C++ side
 of the harness, and returns the same :class:`DriveResult`; the tests run :func:`drive` in
-Amaranth's simulator.
+Amaranth's simulator; the cocotb scoreboard drives the same ports with the shared stream drivers
+(:mod:`ahasd.tb.cocotb_streams`). Payloads go through their layouts (:mod:`ahasd.tb.payloads`).
 """
 
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from amaranth.lib import data
 
 from ahasd.hw.tvc import decide_layout, record_layout, result_layout
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision, TVCParams
+from ahasd.tb.payloads import pack, unpack
 
 __all__ = ["DriveResult", "pack_record", "pack_decide", "unpack_result", "drive"]
 
@@ -41,14 +43,13 @@ class DriveResult:
 def pack_record(params, table, cycles, length):
     """The ``record`` payload: ``table`` is a name (``"nvct"``...) or a raw 2-bit code."""
     code = TABLES.index(table) if isinstance(table, str) else table
-    layout = record_layout(params, table=unsigned(2))
-    return layout.const({"table": code, "cycles": cycles, "length": length}).as_bits()
+    return pack(record_layout(params, table=unsigned(2)),
+                {"table": code, "cycles": cycles, "length": length})
 
 
 def pack_decide(params, kv_len, now, pending):
     """The ``decide`` payload."""
-    return decide_layout(params).const({"kv_len": kv_len, "now": now,
-                                        "pending": pending}).as_bits()
+    return pack(decide_layout(params), {"kv_len": kv_len, "now": now, "pending": pending})
 
 
 def unpack_result(payload, params=None):
@@ -61,7 +62,7 @@ def unpack_result(payload, params=None):
         layout = data.StructLayout({"insert": 1, "length": max(payload.bit_length() - 1, 1)})
     else:
         layout = result_layout(params)
-    result = layout.from_bits(payload)
+    result = unpack(layout, payload)
     return Decision(insert=bool(result.insert), length=int(result.length))
 
 

@@ -4,13 +4,17 @@ random register fuzz running while descriptors flow through all three queues in 
 domains, scoreboarded with the golden queue models of ahasd.sim.blocks.queues.
 
 The clocks, resets, bus, stream drivers and scoreboards are :class:`ahasd.tb.controller_bench.
-ControllerTB`. Run by tests/hw/test_controller.py.
+ControllerTB`. Every register access by name goes through the project's one Python driver,
+``tb.driver`` (:class:`ahasd.firmware.driver.AsyncControllerDriver` on cocotbext-axi's
+``AxiLiteMaster``); only the tests of the bus itself (every address of the window, holes, byte
+strobes, response codes) use the raw word accesses ``tb.read`` / ``tb.write``. Run by
+tests/hw/test_controller.py.
 """
 
 import cocotb
 from cocotb.triggers import RisingEdge
 
-from ahasd.hw.controller import EDC_MODES
+from ahasd.firmware.driver import EDC_MODES, INTERRUPTS
 from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
 from ahasd.sim.blocks.descriptors import FeedbackDescriptor
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
@@ -39,6 +43,7 @@ async def registers_after_reset(dut):
     """Every register reads its reset value / the hardware's idle state; holes answer SLVERR."""
     tb = TB(dut)
     await tb.reset()
+    await tb.driver.check()   # ID and register-map version, as firmware starts
     model = CSRModel(tb.regmap)
     for (ident, name), value in status_values(tb).items():
         model.drive(ident, name, value)
@@ -113,16 +118,18 @@ async def decisions_match_golden_models(dut):
     assert [d.verify_length for d in tb.preverify] == expected_inserts
     assert all(d.urgent == 0 for d in tb.preverify)
     assert stops > 0 and expected_inserts, "the sequence exercised no stop / no insert"
-    assert await tb.read_reg("EDC_DECISIONS") == edc.decisions
-    assert await tb.read_reg("EDC_SUPPRESSED") == edc.suppressed
-    assert await tb.read_reg("EDC_VERIFICATIONS") == edc.verifications
-    assert await tb.read_reg("EDC_SQUASHES") == edc.squashes
-    assert await tb.read_field("EDC_STATUS", "llr") == edc.llr
-    assert await tb.read_reg("TVC_DECISIONS") == stops
-    assert await tb.read_reg("TVC_INSERTS") == len(expected_inserts)
-    assert await tb.read_reg("TVC_ERRORS") == tvc.error_count
+    drv = tb.driver
+    counters = await drv.counters()
+    assert counters["EDC_DECISIONS"] == edc.decisions
+    assert counters["EDC_SUPPRESSED"] == edc.suppressed
+    assert counters["EDC_VERIFICATIONS"] == edc.verifications
+    assert counters["EDC_SQUASHES"] == edc.squashes
+    assert await drv.field("EDC_STATUS", "llr") == edc.llr
+    assert counters["TVC_DECISIONS"] == stops
+    assert counters["TVC_INSERTS"] == len(expected_inserts)
+    assert counters["TVC_ERRORS"] == tvc.error_count
     for table in ("nvct", "pdct", "pvct"):
-        assert await tb.read_reg(f"TVC_{table.upper()}_AVG") == tvc.average(table)
+        assert await drv.read(f"TVC_{table.upper()}_AVG") == tvc.average(table)
 
 
 @cocotb.test()
@@ -131,58 +138,60 @@ async def interrupts_and_overrides(dut):
     EDC_CTRL.mode overrides decisions; CTRL.soft_reset restarts EDC."""
     tb = TB(dut)
     await tb.reset()
-    fields = {f.name: f.mask for f in tb.regmap["INT_STATUS"].fields}
-    await tb.write_reg("INT_ENABLE", fields["edc_stop"])
-    await tb.write_reg("EDC_CTRL", EDC_MODES["never"])
-    await tb.write_reg("TVC_CTRL", tb.field_word("TVC_CTRL", disable=1, max_len=8))
+    drv = tb.driver
+    await drv.enable_interrupts("edc_stop")
+    await drv.set_edc_mode("never")
+    await drv.configure_tvc(enabled=False, max_len=8, load_presets=False)
     assert await tb.draft(100) == 0
     await tb.cycles(3)
     assert int(dut.irq.value) == 1
-    assert await tb.read_reg("INT_STATUS") == fields["edc_stop"]
-    assert await tb.read_reg("INT_RAW") & fields["edc_stop"]
-    await tb.write_reg("INT_STATUS", fields["edc_stop"])
+    assert await drv.pending_interrupts() == {"edc_stop"}
+    assert await drv.field("INT_RAW", "edc_stop")
+    await drv.acknowledge("edc_stop")
     await tb.cycles(2)
-    assert int(dut.irq.value) == 0 and await tb.read_reg("INT_STATUS") == 0
-    assert await tb.read_reg("INT_COUNT") == 1
-    assert await tb.read_reg("TVC_DECISIONS") == 0    # TVC disabled: no request
-    await tb.write_reg("EDC_CTRL", EDC_MODES["always"])
+    assert int(dut.irq.value) == 0 and await drv.pending_interrupts() == set()
+    assert await drv.read("INT_COUNT") == 1
+    assert await drv.read("TVC_DECISIONS") == 0    # TVC disabled: no request
+    await drv.set_edc_mode("always")
     assert await tb.draft(60000) == 1
-    assert await tb.read_reg("INT_STATUS") == 0
+    assert await drv.pending_interrupts() == set()
     # Draft-queue threshold: the NPU does not pop, so the queue fills.
     tb.p_ready = 0.0
-    await tb.write_reg("DRAFT_Q_THRESHOLD", 4)
-    await tb.write_reg("INT_ENABLE", fields["draft_q"])
-    assert await tb.read_reg("INT_STATUS") == 0
+    await drv.set_queue_threshold("draft_q", 4)
+    await drv.enable_interrupts("draft_q")
+    assert await drv.pending_interrupts() == set()
     for _ in range(4):
         await tb.draft(1000)
     await tb.cycles(5)
-    assert await tb.read_reg("INT_STATUS") & fields["draft_q"] and int(dut.irq.value) == 1
-    assert await tb.read_field("DRAFT_Q_STATUS", "fill") == 4
-    await tb.write_reg("INT_ENABLE", 0)
+    assert "draft_q" in await drv.pending_interrupts() and int(dut.irq.value) == 1
+    assert (await drv.queue_status("draft_q"))["fill"] == 4
+    await drv.enable_interrupts()
     await tb.cycles(1)
     assert int(dut.irq.value) == 0                     # status still set, but masked
-    await tb.write_reg("INT_STATUS", sum(fields.values()))
-    assert await tb.read_reg("INT_STATUS") == 0
+    await drv.acknowledge(*INTERRUPTS)
+    assert await drv.pending_interrupts() == set()
     # TVC record error and insert.
     tb.send_record(1, 100, 0)                          # length 0: an error
     await tb.cycles(10)
-    assert await tb.read_reg("INT_STATUS") == fields["tvc_error"]
-    assert await tb.read_reg("TVC_ERRORS") == 1
-    await tb.write_reg("TVC_CTRL", tb.field_word("TVC_CTRL", max_len=3))   # TVC on
-    await tb.write_reg("EDC_CTRL", EDC_MODES["never"])
+    assert await drv.pending_interrupts() == {"tvc_error"}
+    assert await drv.read("TVC_ERRORS") == 1
+    await drv.configure_tvc(enabled=True, max_len=3, load_presets=False)
+    await drv.set_edc_mode("never")
     tb.tvc_inputs(4000, 0, 9)
     tb.p_ready = 1.0
     await tb.draft(5)
     await tb.cycles(20)
-    assert await tb.read_reg("INT_STATUS") & fields["tvc_insert"]
+    assert "tvc_insert" in await drv.pending_interrupts()
     assert [d.verify_length for d in tb.preverify] == [3]
-    assert await tb.read_field("TVC_STATUS", "last_length") == 3
+    assert await drv.field("TVC_STATUS", "last_length") == 3
     # Soft reset: EDC history and counters restart; registers keep their values.
-    assert await tb.read_reg("EDC_DECISIONS") > 0
-    await tb.write_reg("CTRL", tb.field_word("CTRL", enable=1, soft_reset=1))
-    assert await tb.read_reg("EDC_DECISIONS") == 0
-    assert await tb.read_reg("EDC_CTRL") == EDC_MODES["never"]
-    assert await tb.read_reg("CTRL") == tb.field_word("CTRL", enable=1)
+    assert await drv.read("EDC_DECISIONS") > 0
+    await drv.soft_reset()
+    assert await drv.read("EDC_DECISIONS") == 0
+    assert await drv.field("EDC_CTRL", "mode") == EDC_MODES["never"]
+    ctrl = {name: await drv.field("CTRL", name) for name in ("enable", "soft_reset",
+                                                            "clear_counters")}
+    assert ctrl == {"enable": 1, "soft_reset": 0, "clear_counters": 0}, ctrl
 
 
 @cocotb.test()
@@ -193,7 +202,9 @@ async def register_fuzz_with_traffic(dut):
     descriptor. Afterwards the queue counters match the traffic exactly."""
     tb = TB(dut)
     await tb.reset()
+    drv = tb.driver
     rm = tb.regmap
+    enable = rm["CTRL"].field("enable").mask
     model = CSRModel(rm)
     holes = [a for a in range(0, 1 << tb.p["addr_width"], 4) if rm.at(a) is None]
     addresses = [r.address for r in rm.registers] + holes
@@ -205,7 +216,7 @@ async def register_fuzz_with_traffic(dut):
         if rng.random() < 0.5:
             data = rng.getrandbits(32)
             if rm.at(address) is rm["CTRL"] and rng.random() < 0.8:
-                data |= tb.field_word("CTRL", enable=1)   # mostly keep the controller on
+                data |= enable   # mostly keep the controller on
             strobe = rng.choice([0xF, 0xF, 0x1, 0x2, 0x4, 0x8, 0x3, 0xC])
             resp = await tb.write(address, data, strobe)
             assert resp == model.write(address, data, strobe), f"write 0x{address:02X}"
@@ -229,7 +240,7 @@ async def register_fuzz_with_traffic(dut):
     assert all(1 <= d.verify_length <= 8 for d in tb.preverify)
 
     # Counters: clear, run more traffic without register writes, compare with what was seen.
-    await tb.write_reg("CTRL", tb.field_word("CTRL", enable=1, clear_counters=1))
+    await drv.set_fields("CTRL", enable=1, clear_counters=1)
     before = tb.counts()
     discarded_before = tb.draft_q.discarded
     preverify_before = len(tb.preverify)
@@ -239,13 +250,13 @@ async def register_fuzz_with_traffic(dut):
     await tb.cycles(3000)
     await tb.quiesce()
     after = tb.counts()
+    counters = await drv.counters()
     for name in after:
-        got, seen = await tb.read_reg(name.upper()), after[name] - before[name]
+        got, seen = counters[name.upper()], after[name] - before[name]
         assert got == seen, f"{name}: {got}, expected {seen}"
-    pushes = await tb.read_reg("PREVERIFY_Q_PUSHES")
-    assert pushes == len(tb.preverify) - preverify_before
+    assert counters["PREVERIFY_Q_PUSHES"] == len(tb.preverify) - preverify_before
     assert tb.draft_q.drain() == []
-    assert await tb.read_reg("SQUASH_DISCARDED") == tb.draft_q.discarded - discarded_before
+    assert counters["SQUASH_DISCARDED"] == tb.draft_q.discarded - discarded_before
 
 
 @cocotb.test()
@@ -258,26 +269,27 @@ async def task_scheduling(dut):
     tb.p_done = 0.0
     tb.p_ready = 1.0
     tb.auto_feedback = False
-    await tb.write_reg("GTS_DRAFT_MASK", 0x00FF)
-    await tb.write_reg("GTS_PREVERIFY_MASK", 0xFF00)
-    await tb.write_reg("EDC_CTRL", EDC_MODES["always"])
+    drv = tb.driver
+    await drv.set_fields("GTS_DRAFT_MASK", mask=0x00FF)
+    await drv.set_fields("GTS_PREVERIFY_MASK", mask=0xFF00)
+    await drv.set_edc_mode("always")
     assert await tb.draft(100) == 1
     tb.draft_request.send({"length": 5})
     await tb.cycles(5)
     assert tb.tasks == [(0, 5)]
     assert int(dut.rank_en.value) == 0x00FF
-    assert await tb.read_field("GTS_STATUS", "state") == 1      # DRAFT
-    assert await tb.read_field("GTS_STATUS", "draft_allowed")
+    gts = await drv.gts_status()
+    assert gts["state"] == "draft" and gts["draft_allowed"], gts
     # A stop decision withholds the next request, even with the ranks idle.
-    await tb.write_reg("TVC_CTRL", tb.field_word("TVC_CTRL", disable=1, max_len=8))
-    await tb.write_reg("EDC_CTRL", EDC_MODES["never"])
+    await drv.configure_tvc(enabled=False, max_len=8, load_presets=False)
+    await drv.set_edc_mode("never")
     assert await tb.draft(100) == 0
     tb.done_pulses = 1
     tb.draft_request.send({"length": 7})
     await tb.cycles(50)
     assert tb.tasks == [(0, 5)] and int(dut.rank_en.value) == 0
-    assert await tb.read_field("GTS_STATUS", "state") == 0      # IDLE
-    assert not await tb.read_field("GTS_STATUS", "draft_allowed")
+    gts = await drv.gts_status()
+    assert gts["state"] == "idle" and not gts["draft_allowed"], gts
     # A verification result allows drafting again.
     tb.feedback_in.send(FeedbackDescriptor(accepted_length=3, full=1, cycles=500,
                                            kv_length=100))
@@ -288,15 +300,15 @@ async def task_scheduling(dut):
     assert tb.tasks == [(0, 5), (0, 7)]
     # Pre-verification first: while the draft task runs, a stop decision makes TVC insert a
     # pre-verify task; a result re-allows drafting and a new request waits as well.
-    await tb.write_reg("TVC_CTRL", tb.field_word("TVC_CTRL", max_len=5))   # TVC on
+    await drv.configure_tvc(enabled=True, max_len=5, load_presets=False)
     tb.tvc_inputs(4000, 0, 9)
     assert await tb.draft(100) == 0
     await tb.cycles(40)      # the decide waits for the NVCT record's divider (34 cycles)
-    assert await tb.read_field("PREVERIFY_Q_STATUS", "fill") == 1
+    assert await drv.field("PREVERIFY_Q_STATUS", "fill") == 1
     tb.feedback_in.send(FeedbackDescriptor(accepted_length=1, full=0, cycles=900,
                                            kv_length=120))
     await tb.cycles(60)
-    assert await tb.read_field("GTS_STATUS", "draft_allowed")   # allowed again
+    assert (await drv.gts_status())["draft_allowed"]   # allowed again
     tb.draft_request.send({"length": 9})
     await tb.cycles(10)
     assert tb.tasks == [(0, 5), (0, 7)]                # the ranks are still busy
@@ -307,4 +319,4 @@ async def task_scheduling(dut):
     tb.done_pulses = 1
     await tb.cycles(4)
     assert tb.tasks == [(0, 5), (0, 7), (1, 5), (0, 9)]
-    assert await tb.read_reg("GTS_SWITCHES") == 3      # DRAFT -> PREVERIFY -> DRAFT, + first
+    assert await drv.read("GTS_SWITCHES") == 3      # DRAFT -> PREVERIFY -> DRAFT, + first

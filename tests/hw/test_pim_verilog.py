@@ -19,3 +19,11 @@ def test_bank_model_lints_clean(tmp_path):
     path = tmp_path / "dram_bank_model.v"
     path.write_text(to_verilog(DRAMBankModel(), "dram_bank_model"))
     lint(path, "dram_bank_model")
+
+
+def test_read_scheduler_lints_clean(tmp_path):
+    from ahasd.hw.dram_port import ReadScheduler
+    from ahasd.sim.blocks.dram import DRAMConfig
+    path = tmp_path / "read_scheduler.v"
+    path.write_text(to_verilog(ReadScheduler(DRAMConfig()), "read_scheduler"))
+    lint(path, "read_scheduler")
