@@ -27,7 +27,8 @@ test: venv
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
 
-# The cocotb tier built with Verilator line + toggle coverage; per-block build/coverage/summary.md.
+# The cocotb tier built with Verilator line + toggle coverage; a per-block summary.md in
+# build/coverage.
 coverage: venv
 	rm -rf build/coverage
 	AHASD_COVERAGE=build/coverage $(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
