@@ -53,9 +53,10 @@ def read_points(paths):
 
 
 def _block(fields):
-    """(top, Verilog module) of a point: the top from its hierarchy ``TOP.<top>...``."""
+    """(top, Verilog module) of a point: the top is the first name of its hierarchy (after
+    Verilator's ``TOP`` where it writes one)."""
     hier = fields.get("h", "").split(".")
-    top = hier[1] if len(hier) > 1 else hier[0]
+    top = hier[1] if hier[0] == "TOP" and len(hier) > 1 else hier[0]
     page = fields.get("page", "")
     module = page.split("/", 1)[1] if "/" in page else top
     return top, module
