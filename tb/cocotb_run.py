@@ -8,11 +8,12 @@ folder holding ``pyproject.toml`` above the test), one folder per design and par
 
 With ``AHASD_COVERAGE`` set to a folder (``make coverage``), the designs are built with
 Verilator's line and toggle coverage (in build folders of their own) and every run writes its
-counts there as ``<top>-<key>-<pid>.dat``; :mod:`ahasd.synth.coverage` summarises them.
+counts there as ``<top>-<key>-<pid>-<run>.dat``; :mod:`ahasd.synth.coverage` summarises them.
 """
 
 import hashlib
 import inspect
+import itertools
 import json
 import os
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = ["COVERAGE_ENV", "run_cocotb", "params"]
 
 #: Names the folder that collects coverage counts; unset or empty: no coverage.
 COVERAGE_ENV = "AHASD_COVERAGE"
+_RUNS = itertools.count()
 
 
 def run_cocotb(component, top, test_module, params=None, extra_env=None, testcase=None,
@@ -61,7 +63,9 @@ def run_cocotb(component, top, test_module, params=None, extra_env=None, testcas
     if coverage:
         out = Path(coverage).resolve()
         out.mkdir(parents=True, exist_ok=True)
-        plusargs.append(f"+verilator+coverage+file+{out / f'{top}-{key}-{os.getpid()}.dat'}")
+        # One file per run: runs of the same build in one process must not overwrite each other.
+        run = f"{top}-{key}-{os.getpid()}-{next(_RUNS)}.dat"
+        plusargs.append(f"+verilator+coverage+file+{out / run}")
     try:
         return runner.test(hdl_toplevel=top, test_module=test_module, test_dir=test_dir,
                            build_dir=build_dir, extra_env=env, testcase=testcase,
