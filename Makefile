@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo test regress verilog area fpga board fw-test reproduce bench clean distclean
+.PHONY: venv demo test regress coverage verilog area fpga board fw-test reproduce bench clean distclean
 
 venv: $(STAMP)
 
@@ -26,6 +26,13 @@ test: venv
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
+
+# The cocotb tier built with Verilator line + toggle coverage; a per-block summary.md in
+# build/coverage.
+coverage: venv
+	rm -rf build/coverage
+	AHASD_COVERAGE=build/coverage $(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
+	$(BIN)/python -m ahasd.synth.coverage build/coverage
 
 verilog: venv
 	$(BIN)/ahasd verilog all -o build/verilog

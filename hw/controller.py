@@ -39,11 +39,11 @@ from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.hw.edc import EDC
 from ahasd.hw.gts import GTS, Task
 from ahasd.hw.queues import Queues
-from ahasd.hw.regmap import load
+from ahasd.hw.regmap import load, narrow_counters
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDCParams
 from ahasd.sim.blocks.tvc import TVCParams
-from ahasd.sim.params import check_instance
+from ahasd.sim.params import COUNTER_BITS, check_instance, check_int
 
 __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]
 
@@ -72,6 +72,11 @@ class Controller(wiring.Component):
         AXI4-Lite byte-address width (default 8).
     edc, tvc : dict, optional
         Keyword parameters of :class:`ahasd.hw.edc.EDC` and :class:`ahasd.hw.tvc.TVC`.
+    counter_bits : int
+        Width of every event counter (default :data:`ahasd.sim.params.COUNTER_BITS`, the
+        width of the counter registers). A narrower value builds a test instance whose register
+        map has its counter fields narrowed (:func:`ahasd.hw.regmap.narrow_counters`) and whose
+        counters saturate or wrap at that width; TVC's record-error counter then defaults to it.
 
     Ports
     -----
@@ -110,28 +115,35 @@ class Controller(wiring.Component):
     """
 
     def __init__(self, *, draft_depth=64, feedback_depth=32, preverify_depth=16, addr_width=8,
-                 edc=None, tvc=None):
+                 edc=None, tvc=None, counter_bits=COUNTER_BITS):
         parts = []
         try:
             with rejecting_construction(self):
                 for name, value in (("edc", edc), ("tvc", tvc)):
                     check_instance(name, value, dict, optional=True, what="dict of parameters")
+                check_int("counter_bits", counter_bits, 1, COUNTER_BITS)
+                regmap = load() if counter_bits == COUNTER_BITS else \
+                    narrow_counters(load(), counter_bits)
+                errors_width = regmap["TVC_ERRORS"].field("count").width
+                tvc = {"counter_bits": min(TVCParams().counter_bits, errors_width),
+                       **(tvc or {})}
                 # Validate every parameter before building anything: a part built before an
                 # error would warn that it was never elaborated (and so would its own parts).
-                self._check_fit(EDCParams(**(edc or {})), TVCParams(**(tvc or {})))
-                parts.append(CSR(regmap=load(), addr_width=addr_width))
+                self._check_fit(EDCParams(**(edc or {})), TVCParams(**tvc), errors_width)
+                parts.append(CSR(regmap=regmap, addr_width=addr_width))
                 parts.append(Queues(draft_depth=draft_depth, feedback_depth=feedback_depth,
                                     preverify_depth=preverify_depth, npu_domain="npu",
                                     pim_domain="sync"))
-                parts.append(EDC(**(edc or {})))
-                parts.append(TVC(**(tvc or {})))
-                parts.append(GTS(ranks=RANKS))
+                parts.append(EDC(**(edc or {}), stats_bits=counter_bits))
+                parts.append(TVC(**tvc))
+                parts.append(GTS(ranks=RANKS, stats_bits=counter_bits))
         except Exception:
             for part in parts:   # built before the error; they will never be elaborated
                 part._MustUse__silence = True
             raise
         self._csr, self._queues, self._edc, self._tvc, self._gts = parts
         self.depths = (draft_depth, feedback_depth, preverify_depth)
+        self.counter_bits = counter_bits
         tp = self._tvc.params
         super().__init__({
             **axil_ports(addr_width),
@@ -155,7 +167,7 @@ class Controller(wiring.Component):
         })
 
     @staticmethod
-    def _check_fit(edc, tvc):
+    def _check_fit(edc, tvc, errors_width):
         """Block parameters must fit the descriptor fields and the register fields."""
         limits = [
             ("tvc", "cycles_bits", tvc.cycles_bits, 32, 32, "the feedback descriptor's cycles"),
@@ -164,7 +176,8 @@ class Controller(wiring.Component):
             ("tvc", "ratio_bits", tvc.ratio_bits, 9, 32, "the 32-bit preset registers"),
             ("tvc", "max_preverify_len", tvc.max_preverify_len, 1, 15,
              "the 4-bit pre-verify length"),
-            ("tvc", "counter_bits", tvc.counter_bits, 1, 16, "the 16-bit TVC_ERRORS register"),
+            ("tvc", "counter_bits", tvc.counter_bits, 1, errors_width,
+             f"the {errors_width}-bit TVC_ERRORS register"),
             ("edc", "llr_bits", edc.llr_bits, 1, 8, "the 8-bit EDC_STATUS.llr field"),
             ("edc", "fifo_depth_log2", edc.fifo_depth_log2, 0, 7,
              "the 8-bit EDC_STATUS.pending field"),

@@ -172,7 +172,8 @@ def tvc_requests(m, ctl, regs, s):
         m.d.sync += [want.eq(0), deciding.eq(0)]
     prev_errors = Signal.like(tvc.error_count)
     m.d.sync += prev_errors.eq(tvc.error_count)
-    s.tvc_error_event = tvc.error_count != prev_errors
+    # A rise only: the count also changes when a soft reset clears it, which rejects nothing.
+    s.tvc_error_event = tvc.error_count > prev_errors
     clear = regs.ctrl.clear_counters
     m.d.comb += [
         regs.tvc_decisions.count_incr.eq(issue),

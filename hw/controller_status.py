@@ -37,7 +37,7 @@ def queue_counters(m, ctl, regs, s, npu="npu"):
         "squash_discarded": (dq.discarded != discarded_prev, npu),
     }
     for name, (event, domain) in events.items():
-        counter = EventCounter(domain=domain, read_domain="sync")
+        counter = EventCounter(width=ctl.counter_bits, domain=domain, read_domain="sync")
         m.submodules[f"count_{name}"] = counter
         m.d.comb += [
             counter.event.eq(event),

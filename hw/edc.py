@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
-from ahasd.sim.params import COUNTER_BITS
+from ahasd.sim.params import COUNTER_BITS, check_int
 
 __all__ = ["EDC", "decision_layout"]
 
@@ -27,6 +27,10 @@ class EDC(wiring.Component):
     Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.edc.EDCParams`)
     ---------------------------------------------------------------------------
     history_depth, bucket_bits, llr_bits, counter_bits, counter_reset, fifo_depth_log2, h_max_nats
+    stats_bits : int
+        Width of the wrapping statistics counters (default
+        :data:`ahasd.sim.params.COUNTER_BITS`; not an EDCParams field: the golden model counts
+        in Python integers).
 
     Ports
     -----
@@ -42,7 +46,7 @@ class EDC(wiring.Component):
         Number of unverified look-ahead batches (saturating).
     pending : Out(fifo_depth_log2 + 1)
         Entries in the FIFO of pending (index, bucket) pairs.
-    decisions, suppressed, verifications, squashes, fifo_drops : Out(COUNTER_BITS)
+    decisions, suppressed, verifications, squashes, fifo_drops : Out(stats_bits)
         Wrapping statistics counters; ``suppressed`` counts *stop* decisions when they appear on
         ``decision_*``, the others count at the input event.
 
@@ -56,8 +60,10 @@ class EDC(wiring.Component):
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
-                 counter_reset=None, fifo_depth_log2=3, h_max_nats=10.0):
+                 counter_reset=None, fifo_depth_log2=3, h_max_nats=10.0,
+                 stats_bits=COUNTER_BITS):
         with rejecting_construction(self):
+            check_int("stats_bits", stats_bits, 1, 64)
             self.params = p = EDCParams(
                 history_depth=history_depth, bucket_bits=bucket_bits, llr_bits=llr_bits,
                 counter_bits=counter_bits, counter_reset=counter_reset,
@@ -70,11 +76,11 @@ class EDC(wiring.Component):
             "decision": Out(stream.Signature(self.decision_layout, always_ready=True)),
             "llr": Out(p.llr_bits),
             "pending": Out(p.fifo_depth_log2 + 1),
-            "decisions": Out(COUNTER_BITS),
-            "suppressed": Out(COUNTER_BITS),
-            "verifications": Out(COUNTER_BITS),
-            "squashes": Out(COUNTER_BITS),
-            "fifo_drops": Out(COUNTER_BITS),
+            "decisions": Out(stats_bits),
+            "suppressed": Out(stats_bits),
+            "verifications": Out(stats_bits),
+            "squashes": Out(stats_bits),
+            "fifo_drops": Out(stats_bits),
         })
 
     def _shift_in(self, history, bucket):

@@ -10,7 +10,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks import gts as golden
-from ahasd.sim.params import COUNTER_BITS
+from ahasd.sim.params import COUNTER_BITS, check_int
 
 __all__ = ["GTS", "GTSState", "TaskKind", "Task", "cfg_layout"]
 
@@ -45,6 +45,9 @@ class GTS(wiring.Component):
     draft_mask, preverify_mask : int or None
         Reset values of the rank-enable masks (defaults: ranks 0..N-2 draft, rank N-1
         pre-verifies).
+    stats_bits : int
+        Width of the wrapping statistics counters (default
+        :data:`ahasd.sim.params.COUNTER_BITS`; narrower in test builds that reach the wrap).
 
     Ports (one clock domain, ``sync`` = the PIM clock)
     --------------------------------------------------
@@ -66,12 +69,14 @@ class GTS(wiring.Component):
         The one switch cycle after a change of working mode (weights); requests are refused.
     draft_mask, preverify_mask : Out(ranks)
         The current masks (for CSR read-back).
-    switch_count, busy_count, stall_count : Out(COUNTER_BITS)
+    switch_count, busy_count, stall_count : Out(stats_bits)
         Working-mode switches, non-IDLE cycles, cycles a request was refused (wrapping).
     """
 
-    def __init__(self, *, ranks=16, draft_mask=None, preverify_mask=None):
+    def __init__(self, *, ranks=16, draft_mask=None, preverify_mask=None,
+                 stats_bits=COUNTER_BITS):
         with rejecting_construction(self):
+            check_int("stats_bits", stats_bits, 1, 64)
             self.params = p = golden.GTSParams(ranks=ranks, draft_mask=draft_mask,
                                                preverify_mask=preverify_mask)
         n = p.ranks
@@ -85,9 +90,9 @@ class GTS(wiring.Component):
             "switching": Out(1),
             "draft_mask": Out(n, init=p.draft_mask),
             "preverify_mask": Out(n, init=p.preverify_mask),
-            "switch_count": Out(COUNTER_BITS),
-            "busy_count": Out(COUNTER_BITS),
-            "stall_count": Out(COUNTER_BITS),
+            "switch_count": Out(stats_bits),
+            "busy_count": Out(stats_bits),
+            "stall_count": Out(stats_bits),
         })
 
     def elaborate(self, platform):

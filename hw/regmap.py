@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["RDL_PATH", "DATA_WIDTH", "KINDS", "Field", "Register", "RegisterMap", "compile_rdl",
-           "load"]
+           "load", "counter_fields", "narrow_counters"]
 
 #: The register map source shipped with the package.
 RDL_PATH = Path(__file__).resolve().parent / "regs.rdl"
@@ -75,6 +75,22 @@ class Field:
     def values(self):
         """``{name: value}`` of the field's enumeration (empty for a plain number)."""
         return {name: value for name, value, _ in self.encoding}
+
+    @property
+    def counting(self):
+        """``"saturates"`` or ``"wraps"`` for an event counter, ``None`` otherwise.
+
+        ``counter`` fields are the CSR's own saturating counters; a ``status`` field counts
+        when its description says so (``(wraps)`` or ``saturating``), which is how
+        ``hw/regs.rdl`` documents the counters kept in the blocks.
+        """
+        if self.kind == "counter":
+            return "saturates"
+        if self.kind == "status" and "(wraps)" in self.desc:
+            return "wraps"
+        if self.kind == "status" and "saturating" in self.desc:
+            return "saturates"
+        return None
 
     @property
     def writable(self):
@@ -232,3 +248,20 @@ def load(path=RDL_PATH):
     if duplicates:
         raise ValueError(f"register identifiers collide: {', '.join(duplicates)}")
     return RegisterMap(name=top.inst_name, title=_text(top, "name"), registers=tuple(registers))
+
+
+def counter_fields(regmap):
+    """Every event counter of ``regmap`` as ``[(register, field), ...]`` in address order."""
+    return [(r, f) for r in regmap.registers for f in r.fields if f.counting]
+
+
+def narrow_counters(regmap, bits):
+    """``regmap`` with every counter field narrowed to at most ``bits`` bits (a test build in
+    which the counters reach saturation or wrap within a short simulation)."""
+    import dataclasses
+    registers = []
+    for r in regmap.registers:
+        fields = tuple(dataclasses.replace(f, width=min(f.width, bits)) if f.counting else f
+                       for f in r.fields)
+        registers.append(dataclasses.replace(r, fields=fields))
+    return dataclasses.replace(regmap, registers=tuple(registers))

@@ -5,17 +5,26 @@ under test, calls :func:`run_cocotb`, and the cocotb module (``cocotb_*.py`` bes
 file) runs inside the simulator with the parameters in ``AHASD_PARAMS`` (JSON). A failing cocotb
 test fails the pytest test that ran it. Builds go under ``build/cocotb`` of the checkout (the
 folder holding ``pyproject.toml`` above the test), one folder per design and parameter set.
+
+With ``AHASD_COVERAGE`` set to a folder (``make coverage``), the designs are built with
+Verilator's line and toggle coverage (in build folders of their own) and every run writes its
+counts there as ``<top>-<key>-<pid>-<run>.dat``; :mod:`ahasd.synth.coverage` summarises them.
 """
 
 import hashlib
 import inspect
+import itertools
 import json
 import os
 from pathlib import Path
 
 from ahasd.tb.paths import build_root
 
-__all__ = ["run_cocotb", "params"]
+__all__ = ["COVERAGE_ENV", "run_cocotb", "params"]
+
+#: Names the folder that collects coverage counts; unset or empty: no coverage.
+COVERAGE_ENV = "AHASD_COVERAGE"
+_RUNS = itertools.count()
 
 
 def run_cocotb(component, top, test_module, params=None, extra_env=None, testcase=None,
@@ -34,7 +43,9 @@ def run_cocotb(component, top, test_module, params=None, extra_env=None, testcas
     use_tool_env()
     params = dict(params or {})
     verilog = to_verilog(component, top)
-    key = hashlib.sha256((verilog + test_module).encode()).hexdigest()[:12]
+    coverage = os.environ.get(COVERAGE_ENV, "")
+    cov_args = ["--coverage-line", "--coverage-toggle"] if coverage else []
+    key = hashlib.sha256((verilog + test_module + " ".join(cov_args)).encode()).hexdigest()[:12]
     build_dir = build_root(test_dir) / "cocotb" / f"{top}-{key}"
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / f"{top}.v"
@@ -42,16 +53,24 @@ def run_cocotb(component, top, test_module, params=None, extra_env=None, testcas
         source.write_text(verilog)
     runner = get_runner("verilator")
     runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir, always=False,
-                 build_args=[f"-Wno-{w}" for w in LINT_WAIVERS] + ["-Wno-fatal"], waves=False,
+                 build_args=[f"-Wno-{w}" for w in LINT_WAIVERS] + ["-Wno-fatal"] + cov_args,
+                 waves=False,
                  log_file=build_dir / "build.log")
     env = {"AHASD_PARAMS": json.dumps(params)}
     env.update(extra_env or {})
     log = build_dir / f"test-{os.getpid()}.log"
+    plusargs = []
+    if coverage:
+        out = Path(coverage).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        # One file per run: runs of the same build in one process must not overwrite each other.
+        run = f"{top}-{key}-{os.getpid()}-{next(_RUNS)}.dat"
+        plusargs.append(f"+verilator+coverage+file+{out / run}")
     try:
         return runner.test(hdl_toplevel=top, test_module=test_module, test_dir=test_dir,
                            build_dir=build_dir, extra_env=env, testcase=testcase,
                            results_xml=str(build_dir / f"results-{os.getpid()}.xml"),
-                           log_file=log)
+                           log_file=log, plusargs=plusargs)
     except SystemExit as exit:
         # The runner exits on a failed cocotb test; report the failure itself, not SystemExit.
         raise AssertionError(f"cocotb {test_module} failed on {top} (exit {exit.code}); "

@@ -13,6 +13,7 @@ same cycle's push (it carries the new epoch); on the NPU clock a pop in the squa
 before the squash.
 """
 
+import json
 import random
 
 import cocotb
@@ -178,6 +179,13 @@ async def queues_scoreboard(dut):
     pushbacks = {name: st[f"{name}_source"].stalls for name in ("draft", "feedback", "preverify")}
     assert all(count > 0 for count in pushbacks.values()), pushbacks
     moved = golden_d.delivered + golden_d.discarded + golden_f.popped + golden_p.popped
+    if p.get("summary"):   # what the run did, for the pytest side's summary line
+        with open(p["summary"], "w") as out:
+            json.dump({"draft_delivered": golden_d.delivered,
+                       "draft_discarded": golden_d.discarded, "squashes": golden_d.squashes,
+                       "feedback": golden_f.popped, "preverify": golden_p.popped,
+                       "descriptors": moved, "pim_cycles": pim.cycle, "npu_cycles": npu.cycle,
+                       "pushbacks": pushbacks}, out)
     dut._log.info(
         "queues npu %d ps / pim %d ps: draft %d delivered + %d discarded (%d squashes), "
         "feedback %d, pre-verify %d; %d descriptors in %d PIM / %d NPU cycles; push-backs %s",
