@@ -167,7 +167,7 @@ class Controller(wiring.Component):
         })
 
     @staticmethod
-    def _check_fit(edc, tvc, errors_width):
+    def _check_fit(edc, tvc, errors_width=COUNTER_BITS):
         """Block parameters must fit the descriptor fields and the register fields."""
         limits = [
             ("tvc", "cycles_bits", tvc.cycles_bits, 32, 32, "the feedback descriptor's cycles"),
