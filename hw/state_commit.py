@@ -25,7 +25,7 @@ tREFI. A read is issued only while the output FIFO has room for everything in fl
 back-pressure on ``o_stream`` stalls the reads instead of losing data.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -119,7 +119,9 @@ class StateCommit(wiring.Component):
         m.submodules.kmem = kmem = memory.Memory(shape=16 * R, depth=self.d_k, init=[])
         m.submodules.umem = umem = memory.Memory(shape=16 * R * E, depth=nblk, init=[])
         kw_port = kmem.write_port()
-        uw_port = umem.write_port(granularity=16 * E)
+        # Lane-major: value t of lane l at 16-bit position l * R + t, so each lane reads one
+        # contiguous slice (and the lanes are the same circuit for the area flow).
+        uw_port = umem.write_port(granularity=16)
         kr_port = kmem.read_port()
         ur_port = umem.read_port()
         p_reg = Signal(16, init=1 << W_FRAC)
@@ -140,7 +142,8 @@ class StateCommit(wiring.Component):
             kw_port.addr.eq(self.f_index),
             kw_port.data.eq(Cat(*kws_in)),
             uw_port.addr.eq(self.f_index),
-            uw_port.data.eq(Cat(*[self.f_data[:16 * E]] * R)),
+            uw_port.data.eq(Cat(*[self.f_data.word_select(l, 16)
+                                  for l in range(E) for t in range(R)])),
         ]
         with m.If(load):
             with m.Switch(self.f_kind):
@@ -155,7 +158,8 @@ class StateCommit(wiring.Component):
                         m.d.comb += kw_port.en.eq(1)
                 with m.Case(FactorKind.U):
                     with m.If(self.f_index < nblk):
-                        m.d.comb += uw_port.en.eq(Const(1, R) << self.f_t)
+                        m.d.comb += uw_port.en.eq(Cat(*[self.f_t == t
+                                                        for l in range(E) for t in range(R)]))
 
         # ---- run state --------------------------------------------------------------------
         rank_reg = Signal(range(R + 1))
@@ -201,8 +205,7 @@ class StateCommit(wiring.Component):
             m.submodules[f"lane{l}"] = lane = CommitLane(R)
             m.d.comb += [lane.p.eq(p_reg), lane.s.eq(s1_data.word_select(l, 16)),
                          lane.kw.eq(kr_port.data), lane.rank.eq(rank_reg),
-                         lane.u.eq(Cat(*[ur_port.data.word_select(t * E + l, 16)
-                                         for t in range(R)]))]
+                         lane.u.eq(ur_port.data.word_select(l, 16 * R))]
             results.append(lane.res)
         m.d.sync += s2_data.eq(Cat(*results))
 

@@ -38,7 +38,7 @@ def test_grid_is_per_block_product():
     assert points[1] == {"block": "edc", "history_depth": 4, "llr_bits": 3}
     with pytest.raises(ValueError, match=r"axis edc\.llr_bits is given twice"):
         grid_of_axes(axes + [parse_axis("edc.llr_bits=1")])
-    with pytest.raises(ValueError, match=r"history_depth must be a power of two >= 2, not 3"):
+    with pytest.raises(ValueError, match=r"history_depth must be a power of two in 2..64, not 3"):
         check_point({"block": "edc", "history_depth": 3})
     with pytest.raises(ValueError, match=r"draft_depth must be a power of two >= 2, not 24"):
         check_point({"block": "queues", "draft_depth": 24})
@@ -64,7 +64,7 @@ def test_cli_bad_input(capsys, tmp_path):
     one_line_error(capsys, ["sweep", "area", "--axis", "queues.draft_depth=x", *out],
                    "queues.draft_depth values must be integers, not 'x'")
     one_line_error(capsys, ["sweep", "area", "--axis", "edc.history_depth=6", *out],
-                   "history_depth must be a power of two >= 2, not 6")
+                   "history_depth must be a power of two in 2..64, not 6")
     one_line_error(capsys, ["sweep", "area", "--policy", "svip", *out],
                    "--policy applies to the system sweep, not to the area sweep")
     one_line_error(capsys, ["sweep", "--trace", "t.jsonl", "--axis", "npu.int8_tops=8", *out],
