@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo test regress verilog area fpga board fw-test reproduce bench clean distclean
+.PHONY: venv demo test regress mutate verilog area fpga board fw-test reproduce bench clean distclean
 
 venv: $(STAMP)
 
@@ -26,6 +26,10 @@ test: venv
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
+
+# Mutation campaign (ahasd/mutation/catalogue.toml): survivors, then "mutation score: K/N killed".
+mutate: venv
+	nice $(BIN)/python -m ahasd.mutation run --jobs 2
 
 verilog: venv
 	$(BIN)/ahasd verilog all -o build/verilog
