@@ -122,8 +122,9 @@ def run_campaign(repo, catalogue, mutants, *, jobs=2, timeout=900, log=None, **k
             result = future.result()
             results[result.mutant.id] = result
             eq = " (equivalent)" if result.mutant.equivalent else ""
+            why = f": {result.detail[:120]}" if result.detail else ""
             print(f"[{len(results)}/{total}] {result.mutant.id}: {result.status}{eq} "
-                  f"in {result.seconds:.1f} s", file=log, flush=True)
+                  f"in {result.seconds:.1f} s{why}", file=log, flush=True)
     return [results[m.id] for m in mutants]
 
 
