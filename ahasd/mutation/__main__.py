@@ -6,6 +6,8 @@
 """
 
 import argparse
+import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -77,8 +79,15 @@ def main(argv=None):
         files = check_imports(Path(tmp) / "tree", sorted(dirs))
     print(f"canary: {len(files)} packages import from the copy", file=sys.stderr)
     print(f"{len(mutants)} mutants, {args.jobs} at once", file=sys.stderr)
-    results = run_campaign(repo, catalogue, mutants, jobs=args.jobs, timeout=args.timeout)
-    report(results, time.monotonic() - start)
+    times_file = repo / "build" / "mutation" / "times.json"
+    times = json.loads(times_file.read_text()) if times_file.exists() else {}
+    results = run_campaign(repo, catalogue, mutants, jobs=args.jobs, timeout=args.timeout,
+                           times=times)
+    times.update({r.mutant.id: round(r.seconds, 1) for r in results})
+    times_file.parent.mkdir(parents=True, exist_ok=True)
+    times_file.write_text(json.dumps(times, indent=1, sort_keys=True))
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    report(results, time.monotonic() - start, cpu_seconds=usage.ru_utime + usage.ru_stime)
     return 0
 
 

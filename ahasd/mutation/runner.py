@@ -109,15 +109,22 @@ def run_mutant(repo, catalogue, mutant, *, timeout=900, workdir=None, python=sys
         return Result(mutant, "error", seconds, f"pytest exit {done.returncode}: {_tail(output)}")
 
 
-def run_campaign(repo, catalogue, mutants, *, jobs=2, timeout=900, log=None, **kwargs):
+def run_campaign(repo, catalogue, mutants, *, jobs=2, timeout=900, log=None, times=None,
+                 **kwargs):
     """Run ``mutants`` with ``jobs`` at once; progress lines go to ``log`` (standard error).
-    Results in catalogue order."""
+
+    ``times`` ({id: seconds} of an earlier run) orders the work longest first, so that the
+    slow cocotb mutants do not end up alone at the end; mutants without a time go first.
+    Results in catalogue order.
+    """
     log = log or sys.stderr
+    times = times or {}
     results = {}
     total = len(mutants)
+    order = sorted(mutants, key=lambda m: -times.get(m.id, float("inf")))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(run_mutant, repo, catalogue, m, timeout=timeout, **kwargs): m
-                   for m in mutants}
+                   for m in order}
         for future in as_completed(futures):
             result = future.result()
             results[result.mutant.id] = result
@@ -136,12 +143,17 @@ def score_line(results):
     return f"mutation score: {killed}/{len(scored)} killed ({percent:.1f}%)"
 
 
-def report(results, seconds, out=None):
-    """Survivors, errors and equivalents, then the score as the last line (standard output)."""
+def report(results, seconds, out=None, cpu_seconds=None):
+    """Survivors, errors and equivalents, then the score as the last line (standard output).
+
+    ``cpu_seconds``: the test runs' processor time, reported beside the wall time because on a
+    shared machine the wall time says more about the load than about the campaign.
+    """
     out = out or sys.stdout
     scored = [r for r in results if r.scored]
     by = {s: [r for r in scored if r.status == s] for s in ("killed", "survived", "error")}
-    print(f"{len(results)} mutants, {len(scored)} scored, wall time {seconds / 60:.1f} min",
+    cpu = f", processor time {cpu_seconds / 60:.1f} min" if cpu_seconds is not None else ""
+    print(f"{len(results)} mutants, {len(scored)} scored, wall time {seconds / 60:.1f} min{cpu}",
           file=out)
     for status in ("survived", "error"):
         if by[status]:
