@@ -65,8 +65,9 @@ async def edc_matches_golden(dut):
     await reset(dut)
     golden = GoldenEDC(**hw)
     rng = random.Random(p["seed"])
-    random_events = await check_stream(dut, golden, random_cycles(rng, p["random_cycles"]))
-    trace_events = await check_stream(dut, golden, run_lengths_cycles(rng, p["trace_cycles"]))
+    t = golden.params.thresholds      # entropies on this EDC's bucket thresholds too
+    random_events = await check_stream(dut, golden, random_cycles(rng, p["random_cycles"], t))
+    trace_events = await check_stream(dut, golden, run_lengths_cycles(rng, p["trace_cycles"], t))
     dut._log.info("EDC %s: %d random + %d trace events, %d decisions, %d suppressed, "
                   "%d squashes, %d FIFO drops", hw, random_events, trace_events,
                   golden.decisions, golden.suppressed, golden.squashes, golden.fifo_drops)
