@@ -148,4 +148,6 @@ def test_catalogue_locates_every_mutant():
 
 #: Test files of the verification branch that the catalogue names before they are merged
 #: (until then `make mutate` leaves them out and says "missing test file").
-FROM_OTHER_BRANCHES = {"tests/hw/test_controller_registers.py", "tests/synth/test_cdc.py"}
+FROM_OTHER_BRANCHES = {"tests/hw/test_controller_registers.py", "tests/hw/test_controller_queues.py",
+                       "tests/hw/test_controller_counters.py", "tests/hw/test_queue_levels.py",
+                       "tests/synth/test_cdc.py"}
