@@ -7,7 +7,8 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo test regress coverage verilog area fpga board fw-test reproduce bench clean distclean
+.PHONY: venv demo test regress coverage mutate verilog area fpga board fw-test reproduce bench \
+        clean distclean
 
 venv: $(STAMP)
 
@@ -33,6 +34,10 @@ coverage: venv
 	rm -rf build/coverage
 	AHASD_COVERAGE=build/coverage $(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
 	$(BIN)/python -m ahasd.synth.coverage build/coverage
+
+# Mutation campaign (ahasd/mutation/catalogue.toml): survivors, then "mutation score: K/N killed".
+mutate: venv
+	nice $(BIN)/python -m ahasd.mutation run --jobs 2
 
 verilog: venv
 	$(BIN)/ahasd verilog all -o build/verilog

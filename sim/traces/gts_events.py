@@ -3,13 +3,29 @@ so that the producer obeys the stream rule (a refused request is held, unchanged
 
 import random
 
-from ahasd.sim.blocks.gts import GTS, TaskKind
+from ahasd.sim.blocks.gts import GTS, LENGTH_BITS, TaskKind
+
+
+def _mask(rng, ranks):
+    top = (1 << ranks) - 1
+    if rng.random() < 0.3:   # the extremes: one rank (lowest, highest), all ranks, all but one
+        return rng.choice((1, 1 << (ranks - 1), top, top >> 1 or 1))
+    return rng.randrange(1, top + 1)
 
 
 def random_masks(rng, ranks):
-    draft = rng.randrange(1, 1 << ranks)
-    preverify = rng.randrange(1, 1 << ranks)
+    """A ``(draft, preverify)`` mask pair, often at the width's extremes (and sometimes the
+    same mask for both)."""
+    draft = _mask(rng, ranks)
+    preverify = draft if rng.random() < 0.1 else _mask(rng, ranks)
     return draft, preverify
+
+
+def _length(rng):
+    """A task length: often the field's extremes 1 and 2**LENGTH_BITS - 1."""
+    if rng.random() < 0.2:
+        return rng.choice((1, (1 << LENGTH_BITS) - 1))
+    return rng.randrange(1, 1 << LENGTH_BITS)
 
 
 def gts_stimulus(seed, cycles, *, ranks=16, **params):
@@ -31,7 +47,7 @@ def gts_stimulus(seed, cycles, *, ranks=16, **params):
             p_preverify = rng.choice([0.0, 0.1, 0.5, 0.9])
         if pending is None and rng.random() < p_request:
             kind = TaskKind.PREVERIFY if rng.random() < p_preverify else TaskKind.DRAFT
-            pending = (int(kind), rng.randrange(1, 256))
+            pending = (int(kind), _length(rng))
             requested.append(pending)
         done = rng.random() < p_done
         cfg = random_masks(rng, ranks) if rng.random() < 0.002 else None

@@ -12,8 +12,10 @@ keys, integer types and, against a :class:`ahasd.sim.blocks.tvc.TVCParams`, rang
 :class:`ahasd.sim.traces.errors.TraceError` naming the line;
 :func:`apply` runs one transaction on the golden model.
 
-Generators: :func:`random_trace` draws edge-biased values over the full ranges;
-:func:`boundary_trace` puts decides on the comparison boundary; :func:`realistic_trace` follows
+Generators: :func:`random_trace` draws edge-biased values over the full ranges, every eighth
+record on the ratio saturation threshold (``cycles * 256 == length * 2**ratio_bits``, one cycle either
+side); :func:`boundary_trace` starts with records below, on and above that threshold and puts
+decides on the comparison boundary; :func:`realistic_trace` follows
 speculative decoding rounds (NPU verifies of 100-1000 cycles per KV token, PIM drafts and
 pre-verifies of a few thousand cycles per token, a growing KV cache, the NPU cycle counter
 sweeping each verification).
@@ -21,7 +23,8 @@ sweeping each verification).
 
 import random
 
-from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_BITS, TABLES, TVCParams
+from ahasd.sim.blocks.tvc import (DEFAULT_FREQ_RATIO, FREQ_BITS, RATIO_FRAC_BITS, TABLES,
+                                  TVCParams)
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import (check_int, dumps as _dumps, json_lines, names, open_binary,
                                     show)
@@ -123,13 +126,19 @@ def random_trace(decisions, *, seed=0, params=None, record_share=0.3):
     """Edge-biased random transactions over the full ranges, ``decisions`` decides in all."""
     p = params or TVCParams()
     rng = random.Random(seed)
-    ops, made = [], 0
+    ops, made, records = [], 0, 0
     while made < decisions:
         kind = rng.random()
         if kind < record_share:
             length = 0 if rng.random() < 0.05 else _edgy(rng, p.length_bits)
-            ops.append({"op": "record", "table": rng.choice(TABLES),
-                        "cycles": _edgy(rng, p.cycles_bits), "length": length})
+            record = {"op": "record", "table": rng.choice(TABLES),
+                      "cycles": _edgy(rng, p.cycles_bits), "length": length}
+            # Every eighth record (from the first) lies on the saturation threshold, cycling
+            # through on, one cycle below and one above it.
+            if records % 8 == 0:
+                record = _saturation_record(rng, p, delta=(0, -1, 1)[records // 8 % 3]) or record
+            records += 1
+            ops.append(record)
         elif kind < record_share + 0.03:
             ops.append({"op": "preset", "table": rng.choice(TABLES),
                         "ratio": _edgy(rng, p.ratio_bits)})
@@ -224,6 +233,13 @@ def boundary_trace(decisions, *, seed=0, params=None):
     ops = []
     for table in TABLES:
         add({"op": "preset", "table": table, "ratio": rng.randrange(1, whole + 1) << 8})
+    # Every trace starts on the ratio saturation threshold: one record below, on and above it.
+    for delta in (-1, 0, 1):
+        record = _saturation_record(rng, p, delta=delta)
+        if record:
+            add(record)
+    for table in TABLES:
+        add({"op": "preset", "table": table, "ratio": rng.randrange(1, whole + 1) << 8})
     made = 0
     while made < decisions:
         kind = rng.random()
@@ -242,6 +258,21 @@ def boundary_trace(decisions, *, seed=0, params=None):
             add(_boundary_decide(rng, model, p, cap_c, cap_l))
             made += 1
     return ops
+
+
+def _saturation_record(rng, p, delta=None):
+    """A PDCT or PVCT record on the ratio saturation threshold: ``cycles * 256`` is
+    ``length * 2**ratio_bits`` (the smallest quotient that saturates) plus ``delta`` * 256
+    (-1, 0 or 1; random when None). None when the widths cannot reach the threshold."""
+    shift = p.ratio_bits - RATIO_FRAC_BITS
+    cap_c, cap_l = (1 << p.cycles_bits) - 1, (1 << p.length_bits) - 1
+    top = min(cap_l, (cap_c - 1) >> shift)
+    if top < 1:
+        return None
+    length = rng.choice((1, top, rng.randrange(1, top + 1)))
+    delta = rng.choice((0, 0, -1, 1)) if delta is None else delta
+    return {"op": "record", "table": rng.choice(("pdct", "pvct")),
+            "cycles": (length << shift) + delta, "length": length}
 
 
 def _boundary_decide(rng, model, p, cap_c, cap_l):

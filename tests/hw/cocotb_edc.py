@@ -102,8 +102,9 @@ async def edc_matches_golden(dut):
     start_clocks(dut, domains)
     await reset(dut, domains, length=2, settle=1)
     rng = random.Random(p["seed"])
-    random_events = await board.run(random_cycles(rng, p["random_cycles"]))
-    trace_events = await board.run(run_lengths_cycles(rng, p["trace_cycles"]))
+    t = golden.params.thresholds      # entropies on this EDC's bucket thresholds too
+    random_events = await board.run(random_cycles(rng, p["random_cycles"], t))
+    trace_events = await board.run(run_lengths_cycles(rng, p["trace_cycles"], t))
     dut._log.info("EDC %s: %d random + %d trace events in %d cycles, %d decisions, "
                   "%d suppressed, %d squashes, %d FIFO drops", hw, random_events, trace_events,
                   board.cycle, golden.decisions, golden.suppressed, golden.squashes,

@@ -63,3 +63,38 @@ def test_counts_every_event_and_clears(event_period, crossing):
         assert ctx.get(dut.count) == (state["events"] - state["base"]) % 256
 
     simulate(m, producer, reader, clocks=clocks)
+
+
+@pytest.mark.parametrize("crossing", [False, True])
+def test_read_latency_of_one_event(crossing):
+    """Within one domain the count shows an event right after its clock edge; across domains it
+    passes the Gray register and the two-flop synchroniser: two or three read-clock edges (the
+    documented "about three cycles"), never at once."""
+    domain = "ev" if crossing else "sync"
+    dut = EventCounter(width=8, domain=domain, read_domain="sync")
+    m = Module()
+    m.submodules.dut = dut
+    if crossing:
+        m.domains.ev = ClockDomain("ev")
+    clocks = {"sync": 1e-9, **({"ev": (1e-9, 0.3e-9)} if crossing else {})}
+    seen = {}
+
+    async def testbench(ctx):
+        for _ in range(5):
+            await ctx.tick()
+        assert ctx.get(dut.count) == 0
+        ctx.set(dut.event, 1)
+        await ctx.tick(domain)
+        ctx.set(dut.event, 0)
+        lag = 0
+        while ctx.get(dut.count) == 0 and lag < 10:
+            await ctx.tick()
+            lag += 1
+        seen["lag"] = lag
+        for _ in range(5):
+            await ctx.tick()
+        seen["final"] = ctx.get(dut.count)
+
+    simulate(m, testbench, clocks=clocks)
+    assert seen["final"] == 1
+    assert (2 <= seen["lag"] <= 3) if crossing else seen["lag"] == 0, seen

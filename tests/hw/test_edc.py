@@ -56,10 +56,20 @@ def simulate(params, cycles):
 @pytest.mark.parametrize("params", PARAM_SETS, ids=["default", "small", "deep"])
 def test_random_events_match_golden(params):
     rng = random.Random(1)
-    golden = simulate(params, random_cycles(rng, 2000) + run_lengths_cycles(rng, 1000))
+    t = GoldenEDC(**params).params.thresholds     # the same boundary cases as the cocotb tier
+    golden = simulate(params, random_cycles(rng, 2000, t) + run_lengths_cycles(rng, 1000, t))
     # The trace exercised what it should: stops and continues, squashes and FIFO overflow.
     assert 0 < golden.suppressed < golden.decisions
     assert golden.squashes > 0 and golden.fifo_drops > 0
+
+
+def test_stimulus_hits_every_bucket_threshold():
+    """Boundaries by construction: each threshold exactly and one code below, in the fast tier's
+    stream for every parameter set."""
+    for params in PARAM_SETS:
+        t = GoldenEDC(**params).params.thresholds
+        drafts = {h for h, _ in random_cycles(random.Random(1), 2000, t) if h is not None}
+        assert set(t) <= drafts and {x - 1 for x in t} <= drafts, params
 
 
 def test_long_accept_and_reject_runs_match_golden():

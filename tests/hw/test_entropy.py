@@ -37,6 +37,13 @@ def test_bit_exact_random_and_extreme_streams():
     assert out == [entropy_fx(s) for s in streams]
 
 
+def test_first_row_after_reset_below_zero():
+    """The running max of the first row after reset starts at that row's first logit, not at
+    the register's reset value 0: a row whose logits are all negative, first after reset."""
+    for streams in ([np.array([-20000, -20100, -19000, -25000])], [np.full(9, -32768)]):
+        assert run_streams(EntropyUnit(), streams) == [entropy_fx(s) for s in streams]
+
+
 def test_other_format():
     cfg = dict(logit_width=12, logit_frac=4, max_vocab=1000)
     rng = np.random.default_rng(3)

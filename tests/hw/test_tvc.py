@@ -179,6 +179,37 @@ def test_record_backpressure_and_divider_latency():
     directed(test)
 
 
+@pytest.mark.parametrize("params", [{}, {"ratio_bits": 12, "depth": 2}], ids=["default", "narrow"])
+def test_ratio_saturation_boundary(params):
+    """A quotient of exactly ``2**ratio_bits`` saturates (found in the first divider cycle), one
+    below it is divided in full; both sides of the threshold, for two lengths."""
+    p = TVCParams(**params)
+    golden = GoldenTVC(**params)
+
+    async def test(c):
+        for length in (1, 3):
+            for delta in (-1, 0, 1):
+                # numerator = cycles * 256 = length * 2**rb + delta * 256
+                cycles = (length << (p.ratio_bits - 8)) + delta
+                golden.preset("pdct", 0)
+                await c.step(preset__pdct=0, preset__load=0b010)
+                ratio = golden.record("pdct", cycles, length)
+                saturates = (cycles << 8) >= length << p.ratio_bits
+                assert (ratio == p.ratio_max) == (saturates or (cycles << 8) // length
+                                                  == p.ratio_max)
+                out = await c.step(**c.record("pdct", cycles, length), preset__load=0)
+                assert out["record__ready"]
+                busy = 0
+                while True:
+                    out = await c.step(**c.IDLE)
+                    if not out["busy"]:
+                        break
+                    busy += 1
+                assert busy == (1 if saturates else c.dut.record_latency - 1), (length, delta)
+                assert out["average__pdct"] == golden.average("pdct"), (length, delta)
+    directed(test, **params)
+
+
 def test_same_cycle_decide_then_record():
     async def test(c):
         await c.step(preset__nvct=256, preset__pvct=256)

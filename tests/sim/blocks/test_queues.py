@@ -16,6 +16,7 @@ def test_queue_model_is_fifo_and_flags_loss_and_duplicates():
     with pytest.raises(QueueError, match=r"popped 2, expected 1"):
         q.pop(2)
     q.pop()
+    assert (q.pushed, q.popped) == (3, 3)     # the refused push is not counted
     with pytest.raises(QueueError, match="empty queue"):
         q.pop(7)
     with pytest.raises(ValueError, match="depth must be a positive integer or None, not 0"):
@@ -35,6 +36,9 @@ def test_squash_model_discards_entries_pushed_before_the_producer_saw_the_squash
     assert q.pop(5) == 5
     assert q.discarded == 4
     assert q.drain() == [6]
+    # The counters the scoreboards compare: every push counted once, each fate once.
+    assert (q.pushed, q.delivered, q.discarded, q.squashes) == (7, 2, 4, 1)
+    assert q.pushed == q.delivered + q.discarded + len(q.drain())
 
 
 def test_squash_model_rejects_impossible_orders():

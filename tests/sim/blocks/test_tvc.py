@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TVC, Decision, TVCParams, to_pim
-from ahasd.sim.traces.tvc import (TraceError, apply, dump, parse_trace, random_trace,
-                                 realistic_trace)
+from ahasd.sim.traces.tvc import (TraceError, apply, boundary_trace, dump, parse_trace,
+                                 random_trace, realistic_trace)
 
 
 def test_defaults():
@@ -130,6 +130,28 @@ def test_generated_traces_are_valid_and_varied(generator):
     lengths = {d.length for d in decisions if d is not None}
     assert lengths == set(range(5))      # every outcome occurs
     assert tvc.error_count > 0
+
+
+@pytest.mark.parametrize("params", [{}, {"depth": 2, "ratio_bits": 12, "max_preverify_len": 3},
+                                    {"ratio_bits": 40, "cycles_bits": 5, "length_bits": 3}],
+                         ids=["default", "small", "unreachable"])
+def test_generators_reach_the_ratio_saturation_threshold(params):
+    """By construction, not by luck: a boundary trace of any length, and a random trace of the
+    fast tier's length, hold records whose quotient is 2**ratio_bits exactly and one cycle
+    either side (when the widths can reach it at all)."""
+    p = TVCParams(**params)
+
+    def offsets(ops):
+        return {(op["cycles"] << 8) - (op["length"] << p.ratio_bits) for op in ops
+                if op["op"] == "record" and op["length"]}
+
+    reachable = (((1 << p.cycles_bits) - 1) << 8) >= 1 << p.ratio_bits
+    for seed in range(3):
+        assert ({-256, 0, 256} <= offsets(boundary_trace(1, seed=seed, params=p))) == reachable
+        assert (0 in offsets(random_trace(100, seed=seed, params=p))) == reachable
+    golden = TVC(**params)
+    for op in boundary_trace(1, seed=0, params=p):
+        apply(golden, op)     # on the threshold the model saturates: no error, no overflow
 
 
 ratio = st.integers(0, (1 << 24) - 1)

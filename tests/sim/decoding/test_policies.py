@@ -38,6 +38,44 @@ def test_adaedl_threshold_and_adaptation():
     assert 0 <= p.lam <= 1
 
 
+def test_svip_does_not_stop_exactly_at_the_threshold():
+    h = math.sqrt(0.15 * 6.0)      # the rule is strict: sqrt(0.15 H) > h
+    assert not SVIPPolicy(h=h).stop(step(entropy=6.0))
+    assert SVIPPolicy(h=h).stop(step(entropy=math.nextafter(6.0, 7.0)))
+
+
+def test_adaedl_threshold_is_strict():
+    p = AdaEDLPolicy(gamma=0.25, lam=0.5)
+    assert not p.stop(step(entropy=1.0))    # 1 - sqrt(0.25) = 0.5, not < 0.5
+    assert p.stop(step(entropy=1.0 + 1e-9))
+
+
+def test_adaedl_update_at_non_symmetric_values():
+    """The exact numbers of one update: ema keeps beta of its old value, lambda moves by eta
+    times (target - ema); an unverified batch (0 drafted) changes nothing."""
+    p = AdaEDLPolicy(lam=0.4, target=0.6, eta=0.1, beta=0.8)
+    assert p.ema == 0.6
+    p.observe(4, 1)                 # rate 0.25
+    assert p.ema == pytest.approx(0.8 * 0.6 + 0.2 * 0.25)            # 0.53
+    assert p.lam == pytest.approx(0.4 + 0.1 * (0.6 - 0.53))          # 0.407
+    p.observe(5, 5)                 # rate 1
+    assert p.ema == pytest.approx(0.8 * 0.53 + 0.2 * 1.0)            # 0.624
+    assert p.lam == pytest.approx(0.407 + 0.1 * (0.6 - 0.624))       # 0.4046
+    before = (p.ema, p.lam)
+    p.observe(0, 0)
+    assert (p.ema, p.lam) == before
+    assert p.params()["lambda0"] == 0.4 and p.params()["beta"] == 0.8
+
+
+def test_adaedl_lambda_is_clipped_to_the_unit_interval():
+    high = AdaEDLPolicy(lam=0.95, target=1.0, eta=1.0, beta=0.8)
+    high.observe(4, 0)              # ema 0.8: lambda 0.95 + 0.2 -> 1
+    assert high.lam == 1.0
+    low = AdaEDLPolicy(lam=0.05, target=0.0, eta=1.0, beta=0.8)
+    low.observe(1, 1)               # ema 0.2: lambda 0.05 - 0.2 -> 0
+    assert low.lam == 0.0
+
+
 def test_specdecpp_stops_when_a_rejection_becomes_likely():
     pred = AcceptancePredictor([math.log(0.8 / 0.2), 0, 0, 0, 0])  # predicts 0.8 for every token
     p = SpecDecPPPolicy(predictor=pred, h=0.5)
