@@ -16,8 +16,10 @@ the whole path), ``W`` (values t: ``w_t``, the decay after token t), ``K`` at ``
 ``W`` comes first), ``U`` at ``f_t = t``, ``f_index = jb`` (values l: ``u_t[jb * E + l]``). A
 commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for 128 x 128, A = 16, against about 4400
 to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
-row), the values in one of ``d_v / E`` words of ``max_rank * E`` values (read by burst column),
-both in ``amaranth.lib.memory``, read when a burst lands.
+row), the values in one memory per lane of ``d_v / E`` words of ``max_rank`` values (read by burst
+column), all in ``amaranth.lib.memory``, read when a burst lands. Each lane's MAC tree is one
+:class:`CommitLane` and each key scaling one :class:`KeyScale`, so the area flow maps each circuit
+once and counts it per instance.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
 consecutive banks, the next bank precharged and activated between reads, all-bank refresh every
@@ -35,7 +37,7 @@ from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.sim.params import check_instance, check_int, check_power_of_two
 from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
 
-__all__ = ["StateCommit", "CommitLane", "FactorKind"]
+__all__ = ["StateCommit", "CommitLane", "KeyScale", "FactorKind"]
 
 
 class FactorKind(enum.Enum, shape=2):
@@ -117,34 +119,33 @@ class StateCommit(wiring.Component):
 
         # ---- factor storage ---------------------------------------------------------------
         m.submodules.kmem = kmem = memory.Memory(shape=16 * R, depth=self.d_k, init=[])
-        m.submodules.umem = umem = memory.Memory(shape=16 * R * E, depth=nblk, init=[])
+        # The values: one memory per lane (value t of lane l at 16-bit position t), so every lane
+        # reads its own word and the lanes are one circuit for the area flow.
+        umems = []
+        for l in range(E):
+            m.submodules[f"umem{l}"] = umem = memory.Memory(shape=16 * R, depth=nblk, init=[])
+            umems.append((umem.write_port(granularity=16), umem.read_port()))
         kw_port = kmem.write_port()
-        # Lane-major: value t of lane l at 16-bit position l * R + t, so each lane reads one
-        # contiguous slice (and the lanes are the same circuit for the area flow).
-        uw_port = umem.write_port(granularity=16)
         kr_port = kmem.read_port()
-        ur_port = umem.read_port()
         p_reg = Signal(16, init=1 << W_FRAC)
         w_regs = [Signal(16, name=f"w{t}") for t in range(R)]
         load = Signal()
+        u_en = Signal(R)
         m.d.comb += [self.f_ready.eq(~self.busy), load.eq(self.f_valid & ~self.busy)]
-        # A key row k_t[i] for every t: kw_t = sat16(round(k_t[i] * w_t)), R multipliers.
+        # A key row k_t[i] for every t: kw_t = sat16(round(k_t[i] * w_t)), R multipliers (one
+        # KeyScale module each, all the same circuit).
         kws_in = []
         for t in range(R):
-            prod = Signal(signed(33), name=f"kw_prod{t}")
-            wide = Signal(signed(19), name=f"kw_wide{t}")
-            m.d.comb += [prod.eq(self.f_data.word_select(t, 16).as_signed() * w_regs[t]),
-                         wide.eq((prod + (1 << (W_FRAC - 1))) >> W_FRAC)]
-            kw = Signal(signed(16), name=f"kw_in{t}")   # 16 bits: the Mux below is wider
-            m.d.comb += kw.eq(_saturate16(wide))
-            kws_in.append(kw)
+            m.submodules[f"kscale{t}"] = scale = KeyScale()
+            m.d.comb += [scale.k.eq(self.f_data.word_select(t, 16)), scale.w.eq(w_regs[t])]
+            kws_in.append(scale.kw)
         m.d.comb += [
             kw_port.addr.eq(self.f_index),
             kw_port.data.eq(Cat(*kws_in)),
-            uw_port.addr.eq(self.f_index),
-            uw_port.data.eq(Cat(*[self.f_data.word_select(l, 16)
-                                  for l in range(E) for t in range(R)])),
         ]
+        for l, (uw_port, _) in enumerate(umems):
+            m.d.comb += [uw_port.addr.eq(self.f_index), uw_port.en.eq(u_en),
+                         uw_port.data.eq(Cat(*[self.f_data.word_select(l, 16)] * R))]
         with m.If(load):
             with m.Switch(self.f_kind):
                 with m.Case(FactorKind.P):
@@ -158,8 +159,7 @@ class StateCommit(wiring.Component):
                         m.d.comb += kw_port.en.eq(1)
                 with m.Case(FactorKind.U):
                     with m.If(self.f_index < nblk):
-                        m.d.comb += uw_port.en.eq(Cat(*[self.f_t == t
-                                                        for l in range(E) for t in range(R)]))
+                        m.d.comb += u_en.eq(1 << self.f_t)
 
         # ---- run state --------------------------------------------------------------------
         rank_reg = Signal(range(R + 1))
@@ -184,8 +184,9 @@ class StateCommit(wiring.Component):
         # ---- datapath: land -> (factor reads) -> MAC lanes -> output FIFO ------------------
         land_jb = Signal(range(nblk))
         land_i = Signal(range(self.d_k))
-        m.d.comb += [kr_port.addr.eq(land_i), ur_port.addr.eq(land_jb),
-                     kr_port.en.eq(self.rd.valid), ur_port.en.eq(self.rd.valid)]
+        m.d.comb += [kr_port.addr.eq(land_i), kr_port.en.eq(self.rd.valid)]
+        for _, ur_port in umems:
+            m.d.comb += [ur_port.addr.eq(land_jb), ur_port.en.eq(self.rd.valid)]
         with m.If(self.rd.valid):
             with m.If(land_jb == nblk - 1):
                 m.d.sync += [land_jb.eq(0), land_i.eq(Mux(land_i == self.d_k - 1, 0, land_i + 1))]
@@ -205,7 +206,7 @@ class StateCommit(wiring.Component):
             m.submodules[f"lane{l}"] = lane = CommitLane(R)
             m.d.comb += [lane.p.eq(p_reg), lane.s.eq(s1_data.word_select(l, 16)),
                          lane.kw.eq(kr_port.data), lane.rank.eq(rank_reg),
-                         lane.u.eq(ur_port.data.word_select(l, 16 * R))]
+                         lane.u.eq(umems[l][1].data)]
             results.append(lane.res)
         m.d.sync += s2_data.eq(Cat(*results))
 
@@ -233,6 +234,23 @@ class StateCommit(wiring.Component):
                 ]
             with m.Else():
                 m.d.sync += self.error.eq(1)
+        return m
+
+
+class KeyScale(wiring.Component):
+    """``kw = sat16(round(k * w))`` for one factor value: ``k`` Q1.14 (signed), ``w`` the decay
+    after its token (UQ1.15); combinational, one multiplier."""
+
+    def __init__(self):
+        super().__init__({"k": In(signed(16)), "w": In(16), "kw": Out(signed(16))})
+
+    def elaborate(self, platform):
+        m = Module()
+        prod = Signal(signed(33))
+        wide = Signal(signed(19))
+        m.d.comb += [prod.eq(self.k * self.w),
+                     wide.eq((prod + (1 << (W_FRAC - 1))) >> W_FRAC),
+                     self.kw.eq(_saturate16(wide))]
         return m
 
 
