@@ -5,7 +5,7 @@ whether software writes reach it and what it reads after writing all ones and al
 kind. Every field that connects to the hardware must also name a directed test of its effect in
 :data:`BEHAVIOUR`; a field added to the map without one fails
 ``test_every_field_has_a_directed_test``. The queues, GTS and global controls are tested in
-``test_controller_queues.py``, the counters' own behaviour (clearing, saturation and wrap in a
+``test_controller_queues.py`` (with the push-back counters), the counters' own behaviour (clearing, saturation and wrap in a
 narrow-counter build) in ``test_controller_counters.py``.
 """
 
@@ -16,8 +16,8 @@ from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import OKAY
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.tb.controller_sim import ControllerSim
-from ahasd.tb.controller_steps import (DEPTHS, INSERT_INPUTS, QUEUES, golden_tvc, pop, push,
-                                       queue_setup, run, trigger, untrigger)
+from ahasd.tb.controller_steps import (DEPTHS, INSERT_INPUTS, QUEUES, golden_tvc, push, run,
+                                       trigger, untrigger)
 
 RM = load()
 FIELDS = [(r, f) for r in RM.registers for f in r.fields]
@@ -373,51 +373,4 @@ def test_int_count():
         await sim.write_reg(ctx, "CTRL", sim.word("CTRL", enable=1, clear_counters=1))
         assert await sim.read_reg(ctx, "INT_COUNT") == 0
         assert await sim.read_reg(ctx, "INT_STATUS") != 0     # the status is not a counter
-    run(body)
-
-
-# ---- push-back counters ---------------------------------------------------------------------
-@pytest.mark.parametrize("queue", QUEUES)
-def test_pushbacks(queue):
-    """PUSHBACKS counts the cycles a producer offers a descriptor to the full queue, exactly,
-    in the producer's clock (the pre-verify queue's producer is the TVC request: a stop
-    decision waiting for room, shown by TVC_STATUS.deciding); none while nothing is offered."""
-    Q = queue.upper()
-    depth = DEPTHS[f"{queue.removesuffix('_q')}_depth"]
-    offered = 37
-
-    async def body(sim, ctx):
-        await queue_setup(sim, ctx, queue)
-        for _ in range(depth):
-            await push(sim, ctx, queue)
-        await sim.settle(ctx)
-        assert await sim.read_field(ctx, f"{Q}_STATUS", "full") == 1
-        assert await sim.read_reg(ctx, f"{Q}_PUSHBACKS") == 0
-        if queue == "draft_q":
-            assert not await sim.offer(ctx, sim.dut.draft_in, {"batch_id": 1, "length": 1,
-                                                               "kv_base": 0, "mean_entropy": 9},
-                                       cycles=offered)
-        elif queue == "feedback_q":
-            assert not await sim.offer(ctx, sim.dut.feedback_in, {
-                "accepted_length": 1, "full": 1, "cycles": 9, "kv_length": 9},
-                domain="npu", cycles=offered)
-        if queue == "preverify_q":
-            assert await sim.read_field(ctx, "TVC_STATUS", "deciding") == 0
-            await sim.draft(ctx, 100)              # a stop: its request waits for room
-            assert await sim.read_field(ctx, "TVC_STATUS", "deciding") == 1
-            first = await sim.read_reg(ctx, f"{Q}_PUSHBACKS")
-            await sim.cycles(ctx, offered)
-            # Two reads offered+2 cycles apart (R of the first, the wait, AR of the second).
-            assert await sim.read_reg(ctx, f"{Q}_PUSHBACKS") - first == offered + 2
-            await pop(sim, ctx, queue)             # room: the request goes, TVC inserts
-            assert await sim.read_field(ctx, "TVC_STATUS", "deciding") == 0
-            assert await sim.read_field(ctx, f"{Q}_STATUS", "fill") == depth
-            total = await sim.read_reg(ctx, f"{Q}_PUSHBACKS")
-        else:
-            total = offered
-        await sim.settle(ctx)
-        assert await sim.read_reg(ctx, f"{Q}_PUSHBACKS") == total
-        await sim.settle(ctx)
-        assert await sim.read_reg(ctx, f"{Q}_PUSHBACKS") == total   # stopped counting
-        assert await sim.read_reg(ctx, f"{Q}_PUSHES") == depth + (queue == "preverify_q")
     run(body)
