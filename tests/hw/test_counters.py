@@ -9,6 +9,17 @@ from ahasd.tb.amaranth_sim import simulate
 from ahasd.hw.counters import EventCounter
 
 
+def _design(crossing):
+    """An 8-bit counter read in ``sync``, counting in ``ev`` when ``crossing``."""
+    domain = "ev" if crossing else "sync"
+    dut = EventCounter(width=8, domain=domain, read_domain="sync")
+    m = Module()
+    m.submodules.dut = dut
+    if crossing:
+        m.domains.ev = ClockDomain("ev")
+    return domain, dut, m
+
+
 def test_parameters_are_validated():
     with pytest.raises(ValueError, match=r"width must be an integer in 1\.\.64, not 0"):
         EventCounter(width=0)
@@ -21,12 +32,7 @@ def test_parameters_are_validated():
 def test_counts_every_event_and_clears(event_period, crossing):
     """Random events (one per event-clock cycle at most) are all counted; the reader never sees
     a value outside [events before the synchroniser delay, events so far]; a clear restarts."""
-    domain = "ev" if crossing else "sync"
-    dut = EventCounter(width=8, domain=domain, read_domain="sync")
-    m = Module()
-    m.submodules.dut = dut
-    if crossing:
-        m.domains.ev = ClockDomain("ev")
+    domain, dut, m = _design(crossing)
     clocks = {"sync": 1e-9, **({"ev": event_period * 1e-12} if crossing else {})}
     rng = random.Random(event_period)
     state = {"events": 0, "base": 0, "done": False}
@@ -70,12 +76,7 @@ def test_read_latency_of_one_event(crossing):
     """Within one domain the count shows an event right after its clock edge; across domains it
     passes the Gray register and the two-flop synchroniser: two or three read-clock edges (the
     documented "about three cycles"), never at once."""
-    domain = "ev" if crossing else "sync"
-    dut = EventCounter(width=8, domain=domain, read_domain="sync")
-    m = Module()
-    m.submodules.dut = dut
-    if crossing:
-        m.domains.ev = ClockDomain("ev")
+    domain, dut, m = _design(crossing)
     clocks = {"sync": 1e-9, **({"ev": (1e-9, 0.3e-9)} if crossing else {})}
     seen = {}
 
