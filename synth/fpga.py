@@ -138,13 +138,23 @@ write_json netlist.json
 """
 
 
+#: Wall-clock budget of the LUT-multiplier resynthesis of a block that has too few DSPs.
+LUT_FALLBACK_S = 300
+
+
 def _count(cells, names):
     return sum(n for cell, n in cells.items() if cell in names)
 
 
-def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1):
+def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,
+                    lut_fallback_s=LUT_FALLBACK_S):
     """Synthesise and place-and-route ``top`` of ``verilog_path`` on ``family`` (``"ecp5"`` or
-    ``"ice40"``) in ``work_dir``; return an :class:`FpgaReport`."""
+    ``"ice40"``) in ``work_dir``; return an :class:`FpgaReport`.
+
+    A design with more multipliers than the part has DSPs is synthesised again with the
+    multipliers in LUTs; when that synthesis takes longer than ``lut_fallback_s`` seconds (the
+    state-commit unit's 288 multipliers do), the block is reported as not fitting on its DSP
+    count alone, and the note says so."""
     import resource
     import time
     start = time.monotonic()
@@ -164,9 +174,9 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     (work / "design.v").write_text(design)
     keep = "\n".join(f"setattr -mod -set keep_hierarchy 1 {m}" for m in shared.instances)
 
-    def synthesise(dsp):
+    def synthesise(dsp, budget=timeout):
         run_yosys(_SYNTH.format(top=synth_top, family=family, keep=keep, dsp=dsp),
-                  work, "synth", timeout=timeout)
+                  work, "synth", timeout=budget)
         cells = json.loads((work / "stat.json").read_text())["design"]
         cells = {k: int(v) for k, v in cells.get("num_cells_by_type", {}).items()}
         luts = sum(n * part.lut_cells.get(cell, 0) for cell, n in cells.items())
@@ -177,7 +187,20 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     if dsps > part.dsps:
         # More multipliers than DSPs: a designer would build them from LUTs; fit or not then.
         note = f"multipliers in LUTs (as DSPs: {dsps} > {part.dsps}); "
-        cells, luts, dsps = synthesise(part.dsp_off)
+        budget = lut_fallback_s if timeout is None else min(timeout, lut_fallback_s)
+        try:
+            cells, luts, dsps = synthesise(part.dsp_off, budget)
+        except YosysError as error:
+            if "took longer than" not in str(error):
+                raise
+            return FpgaReport(
+                block=top, part=part.name, fits=False, luts=luts, dsps=dsps,
+                brams=_count(cells, part.bram_cells), ffs=0, utilisation={}, fmax_mhz=None,
+                fmax_by_clock={}, seconds=round(time.monotonic() - start, 1),
+                cpu_seconds=cpu_since(cpu0),
+                note=f"does not fit: needs {dsps} DSPs ({part.dsps} on {part.name}) besides "
+                     f"{luts} LUTs; with the multipliers in LUTs, synthesis did not finish in "
+                     f"{budget} s")
     brams = _count(cells, part.bram_cells)
     ffs = sum(n for cell, n in cells.items() if re.match(r"(TRELLIS_FF|SB_DFF)", cell))
     common = dict(block=top, part=part.name, luts=luts, dsps=dsps, brams=brams, ffs=ffs)

@@ -71,6 +71,31 @@ def test_a_block_that_does_not_fit_says_what_it_needs(tmp_path):
                                   f"needs {report.luts} LUTs / 0 DSPs")
 
 
+class FewMultipliers(wiring.Component):
+    """Nine registered 8 x 8 products: one more than the UP5K's eight DSPs."""
+    a: In(8 * 9)
+    b: In(8 * 9)
+    y: Out(16 * 9)
+
+    def elaborate(self, platform):
+        m = Module()
+        for i in range(9):
+            m.d.sync += self.y[16 * i:16 * i + 16].eq(self.a[8 * i:8 * i + 8] *
+                                                      self.b[8 * i:8 * i + 8])
+        return m
+
+
+@pytest.mark.slow
+def test_lut_fallback_past_its_budget_reports_the_dsp_need(tmp_path):
+    path = tmp_path / "mul.v"
+    path.write_text(to_verilog(FewMultipliers(), "mul"))
+    report = fpga_of_verilog(path, "mul", "ice40", tmp_path / "ice40", lut_fallback_s=0.01)
+    assert not report.fits and report.fmax_mhz is None and report.dsps == 9
+    assert report.note == (f"does not fit: needs 9 DSPs "
+                           f"(8 on {report.part}) besides {report.luts} LUTs; with the "
+                           f"multipliers in LUTs, synthesis did not finish in 0.01 s")
+
+
 def test_unknown_family_is_an_error(tmp_path):
     with pytest.raises(ValueError, match=r"unknown FPGA family 'xilinx'; known: ecp5, ice40"):
         fpga_of_verilog(tmp_path / "x.v", "x", "xilinx", tmp_path)
