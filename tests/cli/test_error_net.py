@@ -147,19 +147,31 @@ def test_keyboard_interrupt_in_any_command(monkeypatch, capsys):
     assert out == "" and err == "ahasd: interrupted\n"
 
 
+def _default_sigint():
+    # A terminal's Ctrl-C reaches a process whose SIGINT disposition is the default; a test
+    # runner's worker may have SIGINT ignored, which a child would inherit (and Python then
+    # installs no KeyboardInterrupt handler).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_decode_leaves_no_file(tmp_path):
     """A real SIGINT to a long decode: exit 130, one line, no output file or temporary left."""
     out = tmp_path / "big.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "ahasd", "decode", "--tokens", "100000",
-                             "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    # Wait until the temporary output exists: decoding has started.
-    deadline = time.monotonic() + 60
-    while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    with subprocess.Popen([sys.executable, "-m", "ahasd", "decode", "--tokens", "100000",
+                           "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, preexec_fn=_default_sigint) as proc:
+        # Wait until the temporary output exists: decoding has started.
+        deadline = time.monotonic() + 60
+        while not any(tmp_path.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        try:
+            stdout, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            pytest.fail(f"decode did not stop within 60 s of SIGINT: {stderr[-2000:]}")
     assert proc.returncode == 130, stderr
     assert stdout == "" and stderr == "ahasd: interrupted\n"
     assert list(tmp_path.iterdir()) == []
