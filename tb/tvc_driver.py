@@ -12,13 +12,14 @@ Amaranth's simulator; the cocotb scoreboard drives the same ports with the share
 """
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from amaranth import unsigned
 from amaranth.lib import data
 
 from ahasd.hw.tvc import decide_layout, record_layout, result_layout
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision, TVCParams
-from ahasd.tb.payloads import pack, unpack
+from ahasd.tb.payloads import field_reader, pack
 
 __all__ = ["DriveResult", "pack_record", "pack_decide", "unpack_result", "drive"]
 
@@ -58,12 +59,24 @@ def unpack_result(payload, params=None):
     Without ``params`` the length field is taken as wide as the payload needs (its leading zero
     bits do not change the value).
     """
+    payload = int(payload)
     if params is None:
-        layout = data.StructLayout({"insert": 1, "length": max(payload.bit_length() - 1, 1)})
+        reader = _free_reader(max(payload.bit_length() - 1, 1))
     else:
-        layout = result_layout(params)
-    result = unpack(layout, payload)
-    return Decision(insert=bool(result.insert), length=int(result.length))
+        reader = _result_reader(params)
+    result = reader(payload)
+    return Decision(insert=bool(result["insert"]), length=result["length"])
+
+
+@lru_cache(maxsize=16)
+def _result_reader(params):
+    """:func:`ahasd.tb.payloads.field_reader` of ``result_layout(params)``, built once."""
+    return field_reader(result_layout(params))
+
+
+@lru_cache(maxsize=64)
+def _free_reader(length_bits):
+    return field_reader(data.StructLayout({"insert": 1, "length": length_bits}))
 
 
 def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
