@@ -149,7 +149,12 @@ def _area(args):
     traces = []
     if any(p["block"] == "edc" for p in points):
         if args.trace:
-            traces = [area_sweep.file_trace(path, path.stem) for path in args.trace]
+            from ahasd.sim.traces.errors import TraceError
+            for path in args.trace:
+                try:
+                    traces.append(area_sweep.file_trace(path, path.stem))
+                except TraceError as error:     # name the file, as every other reader does
+                    raise CliError(f"{path}: {error}") from None
         else:
             pairs = area_sweep.TRACE_PAIRS
             with progress(f"recording golden traces ({', '.join(pairs)})",

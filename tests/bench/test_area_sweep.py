@@ -124,3 +124,12 @@ def test_cli_area_sweep(capsys, tmp_path, traces):
     assert rows[0]["accuracy_ngram3-5"] == rows[0]["edc_accuracy"] and len(events) > 100
     for png in ("sweep.png", "edc_area_accuracy.png"):
         assert (tmp_path / "o" / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_bad_trace_names_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\xf4\x00binary")
+    from ahasd.cli import main
+    assert main(["sweep", "area", "--trace", str(bad), "--out", str(tmp_path / "out")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"ahasd: error: {bad}: line 1: not UTF-8 text")
