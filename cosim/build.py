@@ -1,7 +1,7 @@
 """Compile a design with the Verilator harness: the generated port table and the cached build.
 
 :func:`build` compiles the Verilog with the package's C++ harness (``harness*.cpp``) and a
-generated port table (:func:`port_table`) into :func:`ahasd.sim.cache.cache_dir` ``/verilated``,
+generated port table (:func:`port_table`) into :func:`ahasd.spec.cache.cache_dir` ``/verilated``,
 keyed by the content of all of them; an atomic rename publishes a finished build, so concurrent
 builds of the same design never see half a model.
 """
@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from importlib import resources
 
-from ahasd.sim.cache import cache_dir
+from ahasd.spec.cache import cache_dir
 from ahasd.synth.verilator import VerilatorError, tool_env, verilator_bin
 
 __all__ = ["SOURCES", "build", "cached_build", "verilate", "port_table", "cpp_name"]

@@ -41,7 +41,7 @@ from ahasd.firmware.driver import BusError, ControllerDriver
 from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import entropy_to_fx
 from ahasd.sim.blocks.tvc import RATIO_FRAC_BITS, TABLES, to_pim
-from ahasd.sim.params import check_real
+from ahasd.spec.params import check_real
 from ahasd.sim.system.deciders import ScaledDeciders
 
 __all__ = ["RtlDeciders", "HarnessBus"]

@@ -43,7 +43,7 @@ from ahasd.hw.regmap import load, narrow_counters
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDCParams
 from ahasd.sim.blocks.tvc import TVCParams
-from ahasd.sim.params import COUNTER_BITS, check_instance, check_int
+from ahasd.spec.params import COUNTER_BITS, check_instance, check_int
 
 __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]
 
@@ -73,7 +73,7 @@ class Controller(wiring.Component):
     edc, tvc : dict, optional
         Keyword parameters of :class:`ahasd.hw.edc.EDC` and :class:`ahasd.hw.tvc.TVC`.
     counter_bits : int
-        Width of every event counter (default :data:`ahasd.sim.params.COUNTER_BITS`, the
+        Width of every event counter (default :data:`ahasd.spec.params.COUNTER_BITS`, the
         width of the counter registers). A narrower value builds a test instance whose register
         map has its counter fields narrowed (:func:`ahasd.hw.regmap.narrow_counters`) and whose
         counters saturate or wrap at that width; TVC's record-error counter then defaults to it.

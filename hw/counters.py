@@ -6,7 +6,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.params import COUNTER_BITS, check_domain, check_int
+from ahasd.spec.params import COUNTER_BITS, check_domain, check_int
 
 __all__ = ["EventCounter"]
 
@@ -24,7 +24,7 @@ class EventCounter(wiring.Component):
     Parameters (keyword-only)
     -------------------------
     width : int
-        Counter bits (wraps); default :data:`ahasd.sim.params.COUNTER_BITS` (32).
+        Counter bits (wraps); default :data:`ahasd.spec.params.COUNTER_BITS` (32).
     domain, read_domain : str
         Domain of ``event`` and of ``clear`` / ``count`` (default both ``"sync"``).
 

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.regmap import DATA_WIDTH, load
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "axil_ports", "field_ports"]
 

@@ -47,7 +47,7 @@ from amaranth.utils import ceil_log2
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
-from ahasd.sim.params import COUNTER_BITS, check_domain, check_power_of_two
+from ahasd.spec.params import COUNTER_BITS, check_domain, check_power_of_two
 
 __all__ = ["DraftQueue", "epoch_bits_for"]
 

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
-from ahasd.sim.params import COUNTER_BITS, check_int
+from ahasd.spec.params import COUNTER_BITS, check_int
 
 __all__ = ["EDC", "decision_layout"]
 
@@ -29,7 +29,7 @@ class EDC(wiring.Component):
     history_depth, bucket_bits, llr_bits, counter_bits, counter_reset, fifo_depth_log2, h_max_nats
     stats_bits : int
         Width of the wrapping statistics counters (default
-        :data:`ahasd.sim.params.COUNTER_BITS`; not an EDCParams field: the golden model counts
+        :data:`ahasd.spec.params.COUNTER_BITS`; not an EDCParams field: the golden model counts
         in Python integers).
 
     Ports

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.entropy import EntropyUnit
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["BatchEntropy", "batch_logit_layout"]
 

@@ -10,7 +10,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.sim.blocks import gts as golden
-from ahasd.sim.params import COUNTER_BITS, check_int
+from ahasd.spec.params import COUNTER_BITS, check_int
 
 __all__ = ["GTS", "GTSState", "TaskKind", "Task", "cfg_layout"]
 
@@ -47,7 +47,7 @@ class GTS(wiring.Component):
         pre-verifies).
     stats_bits : int
         Width of the wrapping statistics counters (default
-        :data:`ahasd.sim.params.COUNTER_BITS`; narrower in test builds that reach the wrap).
+        :data:`ahasd.spec.params.COUNTER_BITS`; narrower in test builds that reach the wrap).
 
     Ports (one clock domain, ``sync`` = the PIM clock)
     --------------------------------------------------

@@ -24,7 +24,7 @@ from amaranth.utils import ceil_log2
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.hw.draft_queue import DraftQueue
-from ahasd.sim.params import check_domain, check_power_of_two
+from ahasd.spec.params import check_domain, check_power_of_two
 
 __all__ = ["DescriptorQueue", "Queues"]
 

@@ -21,7 +21,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["UARTAXILiteBridge", "CMD_WRITE", "CMD_READ", "REPLY_BAD_COMMAND"]
 

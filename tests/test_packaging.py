@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"ahasd": "ahasd", "hw": "ahasd.hw", "sim": "ahasd.sim", "firmware": "ahasd.firmware",
+FOLDERS = {"ahasd": "ahasd", "hw": "ahasd.hw", "sim": "ahasd.sim", "spec": "ahasd.spec", "firmware": "ahasd.firmware",
            "synth": "ahasd.synth", "cosim": "ahasd.cosim", "tb": "ahasd.tb"}
 
 

@@ -1,12 +1,12 @@
 """A private copy of the source tree, importable as ``ahasd``, for one mutant's test run.
 
-The repository maps each import package to a top-level folder (``ahasd.hw`` = ``hw/``, see
-``[tool.setuptools] package-dir`` of ``pyproject.toml``), which an editable install resolves
-with a finder of its own. A copy cannot reuse that finder, so :func:`make_tree` lays the copy out
-the plain way, ``<dest>/ahasd/hw/...``, beside ``tests/`` and ``pyproject.toml``: with ``<dest>``
-first on ``PYTHONPATH`` the ordinary path finder (which runs before the editable finder) imports
-every ``ahasd`` module from the copy. :func:`check_imports` proves it in a subprocess, and the
-probe plugin (:data:`PROBE_SOURCE`) proves it for the mutated module inside each test run.
+The repository is an ordinary package tree: ``ahasd/hw`` is a relative symlink to the top-level
+folder ``hw/`` (and so on for every sub-package, see docs/architecture.md, "Layout"), so a copy
+made with its symlinks kept imports as the repository does. :func:`make_tree` copies the
+top-level folders, ``tests/``, ``docs/`` and ``pyproject.toml``; with ``<dest>`` first on
+``PYTHONPATH`` the ordinary path finder imports every ``ahasd`` module from the copy.
+:func:`check_imports` proves it in a subprocess, and the probe plugin (:data:`PROBE_SOURCE`)
+proves it for the mutated module inside each test run.
 """
 
 import json
@@ -42,40 +42,43 @@ _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "build", ".hypothesis",
 
 
 def package_dirs(repo):
-    """{import package: repository folder} from ``pyproject.toml`` (top-level folders only)."""
-    config = tomllib.loads((Path(repo) / "pyproject.toml").read_text(encoding="utf-8"))
-    mapping = config["tool"]["setuptools"]["package-dir"]
-    return {package: folder for package, folder in mapping.items()}
+    """{import package: repository folder}: ``ahasd`` itself and every sub-package that
+    ``ahasd/`` links to a top-level folder (``{"ahasd.hw": "hw", ...}``)."""
+    root = Path(repo) / "ahasd"
+    dirs = {"ahasd": "ahasd"}
+    for link in sorted(root.iterdir()):
+        if link.is_symlink():
+            target = (root / os.readlink(link)).resolve()
+            dirs[f"ahasd.{link.name}"] = target.relative_to(Path(repo).resolve()).as_posix()
+    return dirs
 
 
 def copy_path(repo_path, dirs):
-    """Where the repository file ``repo_path`` (``hw/tvc.py``) lies in a copy."""
-    parts = Path(repo_path).parts
-    for package, folder in sorted(dirs.items(), key=lambda kv: -len(Path(kv[1]).parts)):
-        top = Path(folder).parts
-        if parts[:len(top)] == top:
-            return Path(*package.split("."), *parts[len(top):])
+    """Where the repository file ``repo_path`` (``hw/tvc.py``) lies in a copy: the same place
+    (the copy keeps the repository's layout and its symlinks)."""
     return Path(repo_path)
 
 
 def module_name(repo_path, dirs):
     """Import name of the repository module ``repo_path`` (``hw/tvc.py`` -> ``ahasd.hw.tvc``)."""
-    path = copy_path(repo_path, dirs).with_suffix("")
-    parts = [p for p in path.parts if p != "__init__"]
-    return ".".join(parts)
+    parts = Path(repo_path).with_suffix("").parts
+    for package, folder in sorted(dirs.items(), key=lambda kv: -len(Path(kv[1]).parts)):
+        top = Path(folder).parts
+        if parts[:len(top)] == top:
+            rest = [p for p in parts[len(top):] if p != "__init__"]
+            return ".".join([package, *rest])
+    return ".".join(p for p in parts if p != "__init__")
 
 
 def make_tree(repo, dest):
-    """Copy the packages, ``tests/``, ``docs/`` and ``pyproject.toml`` of ``repo`` to ``dest``."""
+    """Copy the packages, ``tests/``, ``docs/`` and ``pyproject.toml`` of ``repo`` to ``dest``;
+    return :func:`package_dirs` of the copy."""
     repo, dest = Path(repo), Path(dest)
     dirs = package_dirs(repo)
-    # Parents before children: ahasd/ first, then ahasd/hw/ into it.
-    for package, folder in sorted(dirs.items(), key=lambda kv: kv[0].count(".")):
-        shutil.copytree(repo / folder, dest.joinpath(*package.split(".")), ignore=_IGNORE,
-                        dirs_exist_ok=True)
-    for folder in ("tests", "docs"):
+    dest.mkdir(parents=True, exist_ok=True)
+    for folder in sorted(set(dirs.values()) | {"tests", "docs"}):
         if (repo / folder).is_dir():
-            shutil.copytree(repo / folder, dest / folder, ignore=_IGNORE)
+            shutil.copytree(repo / folder, dest / folder, ignore=_IGNORE, symlinks=True)
     shutil.copy2(repo / "pyproject.toml", dest / "pyproject.toml")
     (dest / f"{PROBE_MODULE}.py").write_text(PROBE_SOURCE, encoding="utf-8")
     return dirs

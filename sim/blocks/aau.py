@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ahasd.sim.params import check_ints, check_real
+from ahasd.spec.params import check_ints, check_real
 
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",
            "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND",

@@ -8,7 +8,7 @@ interrupt set, a counter increment, a new status value) are applied with :meth:`
 transactions.
 """
 
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["CSRModel", "OKAY", "SLVERR"]
 

@@ -23,7 +23,7 @@ PreverifyDescriptor    verify_length            4      tokens to pre-verify on P
 
 from dataclasses import dataclass, fields
 
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["DRAFT_FIELDS", "FEEDBACK_FIELDS", "PREVERIFY_FIELDS", "DraftDescriptor",
            "FeedbackDescriptor", "PreverifyDescriptor", "packed_width"]

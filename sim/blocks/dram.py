@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ahasd.sim.params import check_int, check_positive, check_power_of_two
+from ahasd.spec.params import check_int, check_positive, check_power_of_two
 
 __all__ = ["DRAMConfig", "weight_layout", "burst_address"]
 

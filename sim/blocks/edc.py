@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import check_bool, check_choice, check_int, check_power_of_two, check_real
+from ahasd.spec.params import check_bool, check_choice, check_int, check_power_of_two, check_real
 
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
            "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]

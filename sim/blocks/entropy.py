@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ahasd.sim.params import check_instance, check_int, check_ints, check_real
+from ahasd.spec.params import check_instance, check_int, check_ints, check_real
 
 __all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",
            "Y_FRAC", "P_FRAC"]

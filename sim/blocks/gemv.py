@@ -7,7 +7,7 @@ agree bit for bit for every matrix (no wrap happens for N <= 131072, since |sum|
 
 import numpy as np
 
-from ahasd.sim.params import ParameterTypeError
+from ahasd.spec.params import ParameterTypeError
 
 __all__ = ["gemv", "wrap_int32"]
 

@@ -28,7 +28,7 @@ before the edge), then applies the edge.
 import enum
 from dataclasses import dataclass
 
-from ahasd.sim.params import COUNTER_BITS, check_bool, check_choice, check_int
+from ahasd.spec.params import COUNTER_BITS, check_bool, check_choice, check_int
 
 __all__ = ["State", "TaskKind", "GTSParams", "GTSCycle", "GTS", "COUNTER_BITS"]
 

@@ -19,7 +19,7 @@ squash exactly (see :mod:`ahasd.hw.draft_queue`):
 
 from collections import deque
 
-from ahasd.sim.params import check_positive
+from ahasd.spec.params import check_positive
 
 __all__ = ["QueueError", "QueueModel", "SquashQueueModel"]
 

@@ -37,7 +37,7 @@ Ordering (what the RTL's ports implement): a ``config`` applies to every transac
 
 from dataclasses import dataclass
 
-from ahasd.sim.params import check_choice, check_instance, check_int, check_power_of_two
+from ahasd.spec.params import check_choice, check_instance, check_int, check_power_of_two
 
 __all__ = ["TABLES", "FREQ_FRAC_BITS", "FREQ_BITS", "RATIO_FRAC_BITS", "DEFAULT_FREQ_RATIO",
            "TVCParams", "Decision", "TVC", "to_pim"]

@@ -8,7 +8,7 @@ seen) on :data:`CALIBRATION_PROMPTS` with a seed derived from, but different fro
 
 import numpy as np
 
-from ahasd.sim.params import check_choice
+from ahasd.spec.params import check_choice
 
 from ahasd.sim.decoding.lookahead import decode
 from ahasd.sim.decoding.policies import AcceptancePredictor, FixedPolicy, make_policy

@@ -8,7 +8,7 @@ speculative sampling compares their distributions token by token.
 
 import numpy as np
 
-from ahasd.sim.params import check_positive
+from ahasd.spec.params import check_positive
 
 __all__ = ["HFModel", "load_hf_pair", "require_transformers"]
 

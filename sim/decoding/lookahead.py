@@ -39,7 +39,7 @@ import numpy as np
 from ahasd.sim.decoding.ngram import entropy_nats
 from ahasd.sim.decoding.policies import DraftPolicy, DraftStep
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
-from ahasd.sim.params import (check_bool, check_callable, check_instance, check_int,
+from ahasd.spec.params import (check_bool, check_callable, check_instance, check_int,
                               check_positive, check_real)
 from ahasd.sim.traces.decoding import MAX_UNVERIFIED, batch_entropy, header
 

@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ahasd.sim.params import check_bool, check_int, check_positive
+from ahasd.spec.params import check_bool, check_int, check_positive
 from ahasd.sim.decoding.tokenizer import EOF, Tokenizer, corpus_key, read_corpus, stdlib_files
 
 __all__ = ["LanguageModel", "NGramModel", "ModelPair", "load_pair", "entropy_nats"]
@@ -221,7 +221,7 @@ def load_pair(*, draft_order=3, target_order=5, vocab_size=4096, max_files=None,
 
     ``max_files`` trains on a spread subset of the corpus (tests use a few dozen files).
     """
-    from ahasd.sim.cache import cache_dir
+    from ahasd.spec.cache import cache_dir
     for name, value in (("draft_order", draft_order), ("target_order", target_order)):
         check_positive(name, value, integer=True)
     check_int("vocab_size", vocab_size, 3)         # the tokenizer's specials and one more

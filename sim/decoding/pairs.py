@@ -51,7 +51,7 @@ def load_named_pair(name, *, max_files=None):
 
 
 def _subset_pair(order, stride, max_files):
-    from ahasd.sim.cache import cache_dir
+    from ahasd.spec.cache import cache_dir
     from ahasd.sim.decoding.tokenizer import corpus_key, read_corpus, stdlib_files
     base = load_pair(draft_order=3, target_order=5, max_files=max_files)
     root, files = stdlib_files(max_files)

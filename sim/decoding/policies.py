@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import ParameterTypeError, check_choice, check_instance, check_int, check_positive, check_unit
+from ahasd.spec.params import ParameterTypeError, check_choice, check_instance, check_int, check_positive, check_unit
 
 __all__ = ["DraftStep", "DraftPolicy", "FixedPolicy", "SpecDecPPPolicy", "SVIPPolicy",
            "AdaEDLPolicy", "BanditSpecPolicy", "AcceptancePredictor", "POLICIES", "make_policy"]

@@ -14,7 +14,7 @@ Ties in argmax are broken towards the lowest id, in both the draft and the targe
 
 import numpy as np
 
-from ahasd.sim.params import ParameterTypeError, check_instance
+from ahasd.spec.params import ParameterTypeError, check_instance
 
 __all__ = ["verify_draft", "verify_draft_greedy", "residual", "accept_prob"]
 

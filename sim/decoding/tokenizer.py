@@ -26,7 +26,7 @@ import sysconfig
 from collections import Counter
 from pathlib import Path
 
-from ahasd.sim.params import check_int, check_positive
+from ahasd.spec.params import check_int, check_positive
 
 __all__ = ["TOKEN_RE", "UNK", "EOF", "Tokenizer", "split", "stdlib_files", "corpus_key"]
 

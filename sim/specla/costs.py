@@ -21,7 +21,7 @@ roofline of LLMCompass / AttAcc with AttAcc's utilisation caps).
 
 from dataclasses import dataclass
 
-from ahasd.sim.params import check_choice, check_real
+from ahasd.spec.params import check_choice, check_real
 
 __all__ = ["Cost", "GDNShapes", "GDN_1_3B", "GDN_0_4B", "seq_verify", "tree_verify",
            "replay_commit", "factor_commit", "fused_deferred", "forward_pass", "round_cost",

@@ -8,7 +8,7 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from ahasd.sim.params import check_instance, check_positive, check_real
+from ahasd.spec.params import check_instance, check_positive, check_real
 
 __all__ = ["Hardware", "load_hardware", "HARDWARE_TOML"]
 

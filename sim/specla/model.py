@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ahasd.sim.params import check_choice, check_int
+from ahasd.spec.params import check_choice, check_int
 
 from .recurrence import gdn_step
 from .verify import (PendingState, check_path, deferred_commit, factor_commit, factor_verify,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.sim.params import check_int
+from ahasd.spec.params import check_int
 
 __all__ = ["greedy", "speculative_greedy", "SpecResult"]
 

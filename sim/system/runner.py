@@ -21,7 +21,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field, fields
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
-from ahasd.sim.params import check_choice, check_positive
+from ahasd.spec.params import check_choice, check_positive
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine

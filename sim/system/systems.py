@@ -25,7 +25,7 @@ bandwidth and energy from the configuration).
 
 from dataclasses import dataclass
 
-from ahasd.sim.params import check_choice
+from ahasd.spec.params import check_choice
 from ahasd.sim.system.hardware import build_devices
 from ahasd.sim.system.workload import head_work, layer_work
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ahasd.sim.params import check_positive
+from ahasd.spec.params import check_positive
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
                                     names, new_file_mode, open_binary, show)

@@ -15,7 +15,7 @@ from amaranth.hdl import Fragment
 
 from ahasd.hw.controller import EDC_MODES, Controller
 from ahasd.hw.regmap import counter_fields, load
-from ahasd.sim.params import COUNTER_BITS
+from ahasd.spec.params import COUNTER_BITS
 from ahasd.tb.controller_sim import ControllerSim
 
 DEPTHS = {"draft_depth": 8, "feedback_depth": 4, "preverify_depth": 2}

@@ -44,18 +44,18 @@ def test_twice():
 
 
 def tiny_repo(root):
-    """A checkout with the repository's layout rule (ahasd.hw = hw/), one module, one test."""
+    """A checkout with the repository's layout rule (ahasd/hw a symlink to hw/), one module,
+    one test."""
     root = Path(root)
     (root / "ahasd").mkdir(parents=True)
     (root / "ahasd" / "__init__.py").write_text("")
     (root / "hw").mkdir()
     (root / "hw" / "__init__.py").write_text("")
     (root / "hw" / "tiny.py").write_text(TINY)
+    (root / "ahasd" / "hw").symlink_to("../hw")
     (root / "tests").mkdir()
     (root / "tests" / "test_tiny.py").write_text(TINY_TEST)
     (root / "pyproject.toml").write_text(textwrap.dedent('''\
-        [tool.setuptools]
-        package-dir = { "ahasd" = "ahasd", "ahasd.hw" = "hw" }
         [tool.pytest.ini_options]
         addopts = "--import-mode=importlib"
         '''))

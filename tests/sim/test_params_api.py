@@ -1,7 +1,7 @@
 """One table over the golden models' public entry points: each rejects a wrong type (a string
 for a number, a bool for an integer, None) with a TypeError and a bad value (-inf, NaN, out of
 range) with a ValueError, both naming the parameter (issue 9, point 5). Every check goes
-through ahasd.sim.params, whose type errors are ParameterTypeError: a TypeError that is also a
+through ahasd.spec.params, whose type errors are ParameterTypeError: a TypeError that is also a
 ValueError, so a caller catching either sees it."""
 
 import math
@@ -24,7 +24,7 @@ from ahasd.sim.decoding.golden import load_models
 from ahasd.sim.decoding.ngram import NGramModel
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
 from ahasd.sim.decoding.tokenizer import Tokenizer
-from ahasd.sim.params import (ParameterTypeError, check_choice, check_int, check_ints,
+from ahasd.spec.params import (ParameterTypeError, check_choice, check_int, check_ints,
                               check_real)
 
 T, V = ParameterTypeError, ValueError      # a wrong type; a wrong value
