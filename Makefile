@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo test regress coverage mutate verilog area fpga board fw-test reproduce bench \
+.PHONY: venv demo lint test regress coverage mutate verilog area fpga board fw-test reproduce bench \
         clean distclean
 
 venv: $(STAMP)
@@ -21,8 +21,14 @@ $(STAMP): pyproject.toml
 demo: venv
 	$(BIN)/ahasd demo
 
+# ruff (rule selection in pyproject.toml) over the tree, mypy over the spec layer and sim/,
+# run from the repository root (no import hook: docs/architecture.md section 8).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/python -m mypy -p ahasd.spec -p ahasd.sim
+
 # pytest exits 5 when no test ran; that is a failure here (as is any other non-zero status).
-test: venv
+test: venv lint
 	$(BIN)/python -m pytest -n $(JOBS) -m "not regress" tests
 
 regress: venv
@@ -67,7 +73,7 @@ bench: venv
 	$(BIN)/ahasd bench all
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info

@@ -10,11 +10,10 @@ AXI4-Lite, all in batches (:meth:`VerilatedController.run`).
 from functools import lru_cache
 
 from ahasd.cosim.harness import Harness
+from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
 
 __all__ = ["VerilatedController", "SOURCES", "SINKS", "PIM_PERIOD_PS", "NPU_PERIOD_PS"]
 
-PIM_PERIOD_PS = 1250   # 800 MHz
-NPU_PERIOD_PS = 1000   # 1 GHz
 
 #: Streams the harness drives: name -> (domain, valid, ready or None, payload ports).
 SOURCES = {

@@ -38,7 +38,7 @@ from dataclasses import asdict
 
 from ahasd.firmware import regs
 from ahasd.firmware.driver import BusError, ControllerDriver
-from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import entropy_to_fx
 from ahasd.sim.blocks.tvc import RATIO_FRAC_BITS, TABLES, to_pim
 from ahasd.spec.params import check_real
@@ -122,7 +122,7 @@ class RtlDeciders(ScaledDeciders):
         controller's TVC parameters (its descriptors fix ``cycles_bits`` 32 and
         ``length_bits`` 16).
     edc_params : dict
-        Parameters of the controller's EDC (:class:`ahasd.sim.blocks.edc.EDCParams` fields).
+        Parameters of the controller's EDC (:class:`ahasd.spec.edc.EDCParams` fields).
     queue_depths : tuple of int
         Draft, feedback and pre-verify queue depths of the controllers.
 

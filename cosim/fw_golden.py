@@ -22,7 +22,7 @@ from collections import deque
 
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import CSRModel
-from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import EDC, entropy_to_fx
 from ahasd.sim.blocks.gts import GTS, TaskKind
 from ahasd.sim.blocks.tvc import TVC

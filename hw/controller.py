@@ -41,8 +41,8 @@ from ahasd.hw.gts import GTS, Task
 from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load, narrow_counters
 from ahasd.hw.tvc import TVC
-from ahasd.sim.blocks.edc import EDCParams
-from ahasd.sim.blocks.tvc import TVCParams
+from ahasd.spec.edc import EDCParams
+from ahasd.spec.tvc import TVCParams
 from ahasd.spec.params import COUNTER_BITS, check_instance, check_int
 
 __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]

@@ -1,13 +1,13 @@
 """Task-queue descriptor layouts (``amaranth.lib.data.StructLayout``), built from the field
-lists of :mod:`ahasd.sim.blocks.descriptors` so that RTL and golden model share one definition.
+lists of :mod:`ahasd.spec.descriptors` so that RTL and golden model share one definition.
 
-The widths and meanings are tabulated in :mod:`ahasd.sim.blocks.descriptors`. The first field sits in the
+The widths and meanings are tabulated in :mod:`ahasd.spec.descriptors`. The first field sits in the
 least significant bits, so a payload read as an integer equals ``Descriptor.pack()``.
 """
 
 from amaranth.lib import data
 
-from ahasd.sim.blocks.descriptors import DRAFT_FIELDS, FEEDBACK_FIELDS, PREVERIFY_FIELDS
+from ahasd.spec.descriptors import DRAFT_FIELDS, FEEDBACK_FIELDS, PREVERIFY_FIELDS
 
 __all__ = ["DraftDescriptor", "FeedbackDescriptor", "PreverifyDescriptor", "layout_of"]
 

@@ -34,7 +34,7 @@ def command_signature(config):
 class ReadScheduler(wiring.Component):
     """Open-page read scheduler of one DRAM channel: walks bursts in address order (column,
     then bank, then row) and issues ACT / RD / PRE / REF on the command port within the
-    timing of :class:`ahasd.sim.blocks.dram.DRAMConfig`, keeping its own copy of the banks'
+    timing of :class:`ahasd.spec.dram.DRAMConfig`, keeping its own copy of the banks'
     timing state. Shared by the GEMV bank and the state-commit unit.
 
     Per cycle, in priority order: a due refresh (precharge the lowest open bank past tRAS,

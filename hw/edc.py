@@ -10,7 +10,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.blocks.edc import ENTROPY_BITS, EDCParams
+from ahasd.spec.edc import ENTROPY_BITS, EDCParams
 from ahasd.spec.params import COUNTER_BITS, check_int
 
 __all__ = ["EDC", "decision_layout"]
@@ -24,7 +24,7 @@ def decision_layout(index_bits):
 class EDC(wiring.Component):
     """Entropy-history-aware drafting control.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.edc.EDCParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.spec.edc.EDCParams`)
     ---------------------------------------------------------------------------
     history_depth, bucket_bits, llr_bits, counter_bits, counter_reset, fifo_depth_log2, h_max_nats
     stats_bits : int

@@ -22,7 +22,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.blocks.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
+from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
                                P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
 
 __all__ = ["EntropyUnit", "logit_layout"]
@@ -39,7 +39,7 @@ class EntropyUnit(wiring.Component):
     Parameters
     ----------
     logit_width, logit_frac, max_vocab : int
-        See :class:`ahasd.sim.blocks.entropy.EntropyConfig` (defaults Q8.8 logits, 65535 long streams).
+        See :class:`ahasd.spec.entropy.EntropyConfig` (defaults Q8.8 logits, 65535 long streams).
 
     Ports
     -----

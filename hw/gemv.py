@@ -4,7 +4,7 @@ Synthesizable: the DRAM command scheduler and the MAC datapath. The DRAM array i
 simulation :class:`ahasd.tb.dram_bank.DRAMBankModel`).
 
 Dataflow. One lane per burst byte: a burst carries ``W[t*B + l, k]`` for the ``B`` lanes of output
-tile ``t`` at column ``k`` (layout :func:`ahasd.sim.blocks.dram.weight_layout`); every lane multiplies its
+tile ``t`` at column ``k`` (layout :func:`ahasd.spec.dram.weight_layout`); every lane multiplies its
 byte by the broadcast activation ``x[k]`` and adds the product into its 32-bit accumulator. After
 ``N`` bursts the tile's ``min(B, M - t*B)`` results leave on ``o_stream`` (lane order) while the next
 tile accumulates.
@@ -16,7 +16,7 @@ the command slots between the reads. With ``n_banks >= 2`` a row switch is fully
 bank's tRAS has long passed, since it was opened ``n_banks - 1`` rows earlier): 256 >= 66 for the
 defaults. Every ``t_refi`` cycles reads stop, open banks are precharged and an all-bank REF is
 issued; the precharge, tRFC and re-activation (about t_rp + t_rfc + t_rcd) per refresh and the
-pipeline fill are the losses against :meth:`ahasd.sim.blocks.dram.DRAMConfig.read_bound`, which charges
+pipeline fill are the losses against :meth:`ahasd.spec.dram.DRAMConfig.read_bound`, which charges
 only tRFC. The scheduler keeps its own copy of every timing counter, so it never
 issues an illegal command (the bank model checks this in every test).
 """
@@ -27,7 +27,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import ReadScheduler, command_signature
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_positive, check_power_of_two
 
 __all__ = ["GEMV"]

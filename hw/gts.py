@@ -9,25 +9,25 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.blocks import gts as golden
+from ahasd.spec import gts as gts_spec
 from ahasd.spec.params import COUNTER_BITS, check_int
 
 __all__ = ["GTS", "GTSState", "TaskKind", "Task", "cfg_layout"]
 
 
 class GTSState(enum.Enum, shape=2):
-    IDLE = golden.State.IDLE
-    DRAFT = golden.State.DRAFT
-    PREVERIFY = golden.State.PREVERIFY
+    IDLE = gts_spec.State.IDLE
+    DRAFT = gts_spec.State.DRAFT
+    PREVERIFY = gts_spec.State.PREVERIFY
 
 
 class TaskKind(enum.Enum, shape=1):
-    DRAFT = golden.TaskKind.DRAFT
-    PREVERIFY = golden.TaskKind.PREVERIFY
+    DRAFT = gts_spec.TaskKind.DRAFT
+    PREVERIFY = gts_spec.TaskKind.PREVERIFY
 
 
 #: A task request: kind (bit 0), length in tokens (bits 1..8).
-Task = data.StructLayout({"kind": TaskKind, "length": golden.LENGTH_BITS})
+Task = data.StructLayout({"kind": TaskKind, "length": gts_spec.LENGTH_BITS})
 
 
 def cfg_layout(ranks):
@@ -38,7 +38,7 @@ def cfg_layout(ranks):
 class GTS(wiring.Component):
     """Gated task scheduler: switches the PIM ranks between drafting and pre-verification.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.gts.GTSParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.spec.gts.GTSParams`)
     ----------------------------------------------------------------------
     ranks : int
         PIM ranks, 2..64 (default 16).
@@ -77,7 +77,7 @@ class GTS(wiring.Component):
                  stats_bits=COUNTER_BITS):
         with rejecting_construction(self):
             check_int("stats_bits", stats_bits, 1, 64)
-            self.params = p = golden.GTSParams(ranks=ranks, draft_mask=draft_mask,
+            self.params = p = gts_spec.GTSParams(ranks=ranks, draft_mask=draft_mask,
                                                preverify_mask=preverify_mask)
         n = p.ranks
         super().__init__({

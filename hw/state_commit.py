@@ -33,9 +33,9 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import ReadScheduler, command_signature
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_int, check_power_of_two
-from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
+from ahasd.spec.specla import ACC_BITS, FACTOR_KINDS, W_FRAC
 
 __all__ = ["StateCommit", "CommitLane", "KeyScale", "FactorKind"]
 

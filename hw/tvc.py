@@ -10,7 +10,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.sim.blocks.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
+from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
 __all__ = ["Table", "TVC", "DECISION_LATENCY", "record_layout", "decide_layout", "result_layout"]
 
@@ -19,7 +19,7 @@ DECISION_LATENCY = 3
 
 
 class Table(enum.Enum, shape=2):
-    """Table code of a record (the order of :data:`ahasd.sim.blocks.tvc.TABLES`); code 3 is invalid."""
+    """Table code of a record (the order of :data:`ahasd.spec.tvc.TABLES`); code 3 is invalid."""
     NVCT = 0
     PDCT = 1
     PVCT = 2
@@ -52,7 +52,7 @@ def result_layout(params):
 class TVC(wiring.Component):
     """Time-aware pre-verification control.
 
-    Parameters (keyword-only, validated by :class:`ahasd.sim.blocks.tvc.TVCParams`)
+    Parameters (keyword-only, validated by :class:`ahasd.spec.tvc.TVCParams`)
     -----------------------------------------------------------------------
     depth, ratio_bits, max_preverify_len, cycles_bits, length_bits, counter_bits
 

@@ -23,19 +23,18 @@ from ahasd.hw import descriptors as layouts
 from ahasd.hw.controller import DECISION, DRAFT_REQUEST
 from ahasd.hw.gts import Task, TaskKind
 from ahasd.hw.tvc import record_layout
-from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.tb.axil import AxiLiteTB
 from ahasd.tb.cocotb_domains import Domain
 from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
 from ahasd.tb.generators import pauses
+from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
 
 __all__ = ["ControllerTB", "PIM_PERIOD_PS", "NPU_PERIOD_PS"]
 
 TIMEOUT_NS = 5000
-PIM_PERIOD_PS = 1250   # 800 MHz
-NPU_PERIOD_PS = 1000   # 1 GHz
 #: Verification results the NPU model holds back at most (see ``ControllerTB._verify``).
 MAX_OUTSTANDING = 8
 #: Tables of TVC records, by their code.

@@ -4,7 +4,7 @@ This is a **simulation model** of the DRAM side (it is synthesizable Amaranth, b
 the DRAM array, not for logic that would be built). The synthesizable PIM logic is
 :class:`ahasd.hw.gemv.GEMV`, which drives the command port of this model.
 
-Every command is checked against the timing of :class:`ahasd.sim.blocks.dram.DRAMConfig`; a violation sets
+Every command is checked against the timing of :class:`ahasd.spec.dram.DRAMConfig`; a violation sets
 the sticky ``error`` output and records the first violation in ``error_code``. Illegal commands
 are still carried out where that makes sense (a read returns data) so that a test sees both the
 flag and what the controller did; tests assert ``error == 0``.
@@ -16,7 +16,7 @@ from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import Cmd, command_signature
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 
 __all__ = ["DRAMError", "DRAMBankModel"]
 
@@ -47,7 +47,7 @@ class DRAMBankModel(wiring.Component):
     init : sequence of int
         Initial burst words, indexed by linear burst address
         ``((row * n_banks) + bank) * bursts_per_row + col`` (see
-        :func:`ahasd.sim.blocks.dram.burst_address`); the rest is zero.
+        :func:`ahasd.spec.dram.burst_address`); the rest is zero.
 
     Ports
     -----

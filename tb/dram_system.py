@@ -17,7 +17,7 @@ from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import command_signature
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 
 __all__ = ["DRAMSystem", "DRAM_PORTS"]

@@ -10,7 +10,7 @@ from amaranth.hdl import signed
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.gemv import GEMV
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.dram_system import DRAMSystem
 
 __all__ = ["GEMVSystem"]
@@ -24,7 +24,7 @@ class GEMVSystem(DRAMSystem):
     config : DRAMConfig
         Shared by both (``rows`` = rows stored per bank in the model).
     init : sequence of int
-        Burst words of the DRAM (see :func:`ahasd.sim.blocks.dram.weight_layout`).
+        Burst words of the DRAM (see :func:`ahasd.spec.dram.weight_layout`).
     max_n, max_m : int
         As :class:`GEMV`.
 

@@ -11,7 +11,7 @@ from amaranth.hdl import Cat
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.state_commit import StateCommit
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.dram_system import DRAMSystem
 
 __all__ = ["StateCommitSystem"]

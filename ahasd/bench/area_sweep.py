@@ -104,7 +104,7 @@ def _params(block, point):
                          f"{', '.join(unknown)}")
     if block != "gemv":
         return dict(point)
-    from ahasd.sim.blocks.dram import DRAMConfig
+    from ahasd.spec.dram import DRAMConfig
     params = {k: v for k, v in point.items() if k != "burst_bytes"}
     if "burst_bytes" in point:
         params["config"] = DRAMConfig(burst_bytes=point["burst_bytes"])

@@ -6,13 +6,13 @@ counts the cycles from ``start`` to the last result (the RTL's own ``cycles`` co
 against the cycle index of the last result). Results are checked bit for bit against
 :func:`ahasd.sim.blocks.gemv.gemv` and the bank model's timing-violation flag must be clear.
 
-``efficiency`` = (M*N / cycles) / :meth:`ahasd.sim.blocks.dram.DRAMConfig.mac_bound`, the MACs per cycle
+``efficiency`` = (M*N / cycles) / :meth:`ahasd.spec.dram.DRAMConfig.mac_bound`, the MACs per cycle
 the DRAM could feed at one burst per tCCD minus refresh time.
 """
 
 import numpy as np
 
-from ahasd.sim.blocks.dram import DRAMConfig, weight_layout
+from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.sim.blocks.gemv import gemv
 
 __all__ = ["bench", "run_verilated", "CASES"]

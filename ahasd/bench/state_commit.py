@@ -6,13 +6,13 @@ rank-A commit, starts it and counts the cycles from ``start`` to the last burst 
 (the RTL's ``cycles`` counter). Every state is checked bit for bit against
 :func:`ahasd.sim.specla.fixed.commit_fixed` and the bank model's timing flag must be clear.
 
-``efficiency`` = (bursts / cycles) / :meth:`ahasd.sim.blocks.dram.DRAMConfig.read_bound`;
+``efficiency`` = (bursts / cycles) / :meth:`ahasd.spec.dram.DRAMConfig.read_bound`;
 ``efficiency_with_load`` also counts the factor-load cycles before ``start`` (not overlapped).
 """
 
 import numpy as np
 
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.specla.fixed import commit_fixed, load_sequence, state_from_bursts, state_layout
 
 __all__ = ["bench", "run_verilated", "CASES", "QUICK_CASES"]

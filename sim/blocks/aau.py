@@ -14,49 +14,22 @@ in ``tests/sim/blocks/test_aau.py``, over random and extreme vectors):
 * :func:`layernorm_fx` -> Q3.12 (|y| <= sqrt(15) for 16 lanes). ``d = 16 x - sum x`` (exact),
   ``V = sum d**2`` (= var in Q.28, exact), ``s = isqrt((V + eps) << 16)`` (bit-serial),
   ``R = 2**46 // s``, ``y = (d*R + 2**23) >> 24``. ``eps`` is a parameter (default 1e-5, stored
-  as ``round(eps * 2**28)``). Bound: ``|out/4096 - layernorm(x)| <= LAYERNORM_BOUND`` = 1e-3.
+  as ``floor(eps * 2**28 + 1/2)``, UQ4.28). Bound: ``|out/4096 - layernorm(x)| <= LAYERNORM_BOUND`` = 1e-3.
 """
 
 import math
 
 import numpy as np
 
-from ahasd.spec.params import check_ints, check_real
+from ahasd.spec.aau import (EPS_MAX, EPS_MIN, EXP2_Q16, GELU_BOUND, GELU_C0, GELU_C1, LANES,
+                            LAYERNORM_BOUND, LN_RECIP_SHIFT, LN_SQRT_SHIFT, LOG2E_Q15,
+                            SOFTMAX_BOUND, SOFTMAX_RECIP_SHIFT, TANH_LUT, TANH_STEP_BITS, U_FRAC,
+                            check_eps, eps_fx)
+from ahasd.spec.params import check_ints
 
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",
            "layernorm_float", "eps_fx", "check_eps", "EPS_MIN", "EPS_MAX", "SOFTMAX_BOUND",
            "GELU_BOUND", "LAYERNORM_BOUND", "EXP2_Q16", "TANH_LUT"]
-
-LANES = 16
-SOFTMAX_BOUND = 2e-3
-GELU_BOUND = 4e-3
-LAYERNORM_BOUND = 1e-3
-
-LOG2E_Q15 = round(math.log2(math.e) * 2**15)
-#: 2**-(i/256) in 16 fraction bits.
-EXP2_Q16 = [round(2.0 ** (-i / 256) * 2**16) for i in range(256)]
-SOFTMAX_RECIP_SHIFT = 35
-
-GELU_C0 = round(math.sqrt(2 / math.pi) * 2**16)   # 52293
-GELU_C1 = round(0.044715 * 2**16)                 # 2930
-U_FRAC = 10                                       # fraction bits of u
-TANH_STEP_BITS = 5                                # table step 2**-5 on [0, 8)
-#: tanh(i / 32) in 16 fraction bits, 257 entries (the last for interpolation).
-TANH_LUT = [round(math.tanh(i / 2**TANH_STEP_BITS) * 2**16) for i in range(257)]
-
-LN_SQRT_SHIFT = 16
-LN_RECIP_SHIFT = 46
-
-
-#: The range of LayerNorm's ``eps``: its fixed-point form (units of 2**-28) is at least 1, so
-#: that a constant vector never divides by zero, and below 16.
-EPS_MIN, EPS_MAX = 2.0 ** -28, 16.0
-
-
-def check_eps(eps):
-    """``eps`` as a float if LayerNorm accepts it (the golden model and the RTL alike)."""
-    return check_real("eps", eps, EPS_MIN, EPS_MAX, high_open=True, note="2**-28 up to 16")
-
 
 def _check(x):
     v = check_ints("x", x, -32768, 32767, note="Q8.8 int16 lanes")
@@ -103,11 +76,6 @@ def gelu_fx(x):
         t = _tanh_q16(u)
         out.append((a * (65536 + t) + (1 << 16)) >> 17)
     return out
-
-
-def eps_fx(eps):
-    """``eps`` in the units of V (var in Q.28)."""
-    return round(eps * 2**28)
 
 
 def _isqrt(n):

@@ -24,69 +24,15 @@ error terms are the 2**-9 rounding of y per logit (<= 1.4e-3 nats in each log-pr
 (1.2e-4). Measured maximum on the test distributions (peaked, flat, random, V = 32000): < 5e-3.
 """
 
-import math
 
 import numpy as np
 
-from ahasd.spec.params import check_instance, check_int, check_ints, check_real
+from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
+                                OUTPUT, P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
+from ahasd.spec.params import check_instance, check_ints, check_real
 
 __all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",
            "Y_FRAC", "P_FRAC"]
-
-Y_FRAC = 8        # fraction bits of y = z * log2(e) and of nd
-P_FRAC = 24       # fraction bits of p, S and U
-LOG2E_Q15 = round(math.log2(math.e) * 2**15)     # 47274
-LN2_Q16 = round(math.log(2) * 2**16)             # 45426
-Q_FRAC = 16       # fraction bits of U / S and of H_bits
-LOG_INDEX = 8     # mantissa bits that index LOG2_LUT
-LOG_INTERP = 8    # further mantissa bits for the linear interpolation
-
-#: 2**-(i / 256) in 24 fraction bits (entry 0 = 1.0 = 2**24).
-EXP2_LUT = [round(2.0 ** (-i / 2**Y_FRAC) * 2**P_FRAC) for i in range(2**Y_FRAC)]
-#: log2(1 + i/256) in 16 fraction bits, 257 entries (the last one for interpolation).
-LOG2_LUT = [round(math.log2(1 + i / 2**LOG_INDEX) * 2**Q_FRAC) for i in range(2**LOG_INDEX + 1)]
-
-
-class EntropyConfig:
-    """Logit format and stream length limit of the entropy unit.
-
-    Parameters
-    ----------
-    logit_width : int
-        Bits of a logit (signed), 8..24.
-    logit_frac : int
-        Fraction bits of a logit, 0..logit_width-2.
-    max_vocab : int
-        Longest stream; sets the widths of the S and U accumulators (2..2**20).
-    """
-
-    def __init__(self, *, logit_width=16, logit_frac=8, max_vocab=65535):
-        check_int("logit_width", logit_width, 8, 24)
-        check_int("logit_frac", logit_frac, 0, logit_width - 2)
-        check_int("max_vocab", max_vocab, 2, 2**20)
-        self.logit_width = logit_width
-        self.logit_frac = logit_frac
-        self.max_vocab = max_vocab
-
-    @property
-    def y_shift(self):
-        """Right shift of ``z * LOG2E_Q15`` that leaves ``Y_FRAC`` fraction bits."""
-        return 15 + self.logit_frac - Y_FRAC
-
-    @property
-    def y_width(self):
-        """Bits of y (signed)."""
-        return self.logit_width + 16 - self.y_shift + 1
-
-    @property
-    def s_width(self):
-        return self.max_vocab.bit_length() + P_FRAC + 1
-
-    @property
-    def nd_int_width(self):
-        """Bits of the integer part of nd = M - y (nonnegative)."""
-        return self.y_width - Y_FRAC + 1
-
 
 def _y(z, cfg):
     prod = z * LOG2E_Q15
@@ -114,10 +60,6 @@ def _divide_q16(u, s, qbits):
     """floor(u * 2**16 / s) by restoring division, saturating to qbits bits."""
     q = (u << Q_FRAC) // s
     return min(q, (1 << qbits) - 1)
-
-
-#: Quotient bits of U/S (16 fraction + 6 integer: U/S <= log2(V) + 1 < 64).
-Q_BITS = Q_FRAC + 6
 
 
 def entropy_fx(logits, config=None):
@@ -150,7 +92,7 @@ def entropy_fx(logits, config=None):
     q = _divide_q16(u, s, Q_BITS)
     h_bits = max(_log2_q16(s) + q, 0)
     h = (h_bits * LN2_Q16 + (1 << 19)) >> 20
-    return min(h, 65535)
+    return min(h, OUTPUT.max_code)
 
 
 def entropy_float(logits, config=None):
@@ -164,11 +106,10 @@ def entropy_float(logits, config=None):
 
 
 def to_uq4_12(h):
-    """Entropy in nats -> UQ4.12 as EDC defines it: clamp(round(H * 4096), 0, 65535)."""
-    h = check_real("h", h, finite=False)
-    if math.isinf(h):
-        return 65535 if h > 0 else 0
-    return int(min(max(round(h * 4096), 0), 65535))
+    """Entropy in nats -> UQ4.12 as EDC defines it: ``clamp(floor(H * 4096 + 1/2), 0, 65535)``
+    (:data:`ahasd.spec.formats.UQ4_12`, the one rounding rule of the format)."""
+    check_real("h", h, finite=False)
+    return OUTPUT.encode(h)
 
 
 def batch_mean_fx(entropies_fx):
@@ -176,7 +117,7 @@ def batch_mean_fx(entropies_fx):
 
     ``(sum + n // 2) // n``, as :class:`ahasd.hw.entropy_mean.BatchEntropy` computes it.
     """
-    values = check_ints("entropies_fx", entropies_fx, 0, 65535, "UQ4.12 entropies")
+    values = check_ints("entropies_fx", entropies_fx, 0, OUTPUT.max_code, "UQ4.12 entropies")
     if not values:
         raise ValueError("a draft batch has at least one token")
     return (sum(values) + len(values) // 2) // len(values)

@@ -23,14 +23,12 @@ elements per burst, burst ``i * (d_v / E) + j // E`` holds ``S[i, j]`` in bits `
 
 import numpy as np
 
+from ahasd.spec.specla import ACC_BITS, FACTOR_KINDS, K_FRAC, S_FRAC, U_FRAC, W_FRAC
+
 __all__ = ["S_FRAC", "K_FRAC", "U_FRAC", "W_FRAC", "quantise", "kw_fixed", "commit_fixed",
            "state_layout", "state_from_bursts", "error_bound", "ACC_BITS", "FACTOR_KINDS",
            "load_sequence"]
 
-S_FRAC, K_FRAC, U_FRAC, W_FRAC = 12, 14, 12, 15
-ACC_BITS = 40
-#: Codes of the factor-load port of the RTL (``ahasd.hw.state_commit.FactorKind``).
-FACTOR_KINDS = {"P": 0, "W": 1, "K": 2, "U": 3}
 _INT16 = (-(1 << 15), (1 << 15) - 1)
 _UINT16 = (0, (1 << 16) - 1)
 

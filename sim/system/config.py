@@ -16,6 +16,8 @@ import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
 
+from ahasd.spec import clocks
+
 __all__ = ["ConfigError", "Npu", "Pim", "Aau", "Interconnect", "Controller", "Gpu", "PhoneGpu",
            "HbmPim", "Storage", "Run", "ModelShape", "Platform", "load_config", "parse_override"]
 
@@ -356,6 +358,9 @@ def _load_config(overrides=(), *, platform_text=None, models_text=None, platform
     for section, values in _measured().items():
         for key, value in values.items():
             raw.setdefault(section, {}).setdefault(key, value)
+    # The two clocks are defined once, in ahasd.spec.clocks.
+    raw.setdefault("npu", {}).setdefault("freq_mhz", clocks.NPU_FREQ_MHZ)
+    raw.setdefault("pim", {}).setdefault("freq_mhz", clocks.PIM_FREQ_MHZ)
     for o in overrides:
         section, key, value = parse_override(o) if isinstance(o, str) else o
         if section not in SECTIONS:

@@ -58,7 +58,7 @@ class ScaledDeciders(Deciders):
     freq_ratio : int
         f_PIM / f_NPU in UQ2.14.
     tvc_params : dict
-        :class:`ahasd.sim.blocks.tvc.TVCParams` fields (default widths when empty).
+        :class:`ahasd.spec.tvc.TVCParams` fields (default widths when empty).
     prescale_bits : int
         Cycle counts reach TVC in units of ``2**prescale_bits`` cycles.
     """
@@ -107,7 +107,7 @@ class GoldenDeciders(ScaledDeciders):
     freq_ratio, tvc_params, prescale_bits
         As :class:`ScaledDeciders`.
     edc_params : dict
-        :class:`ahasd.sim.blocks.edc.EDCParams` fields.
+        :class:`ahasd.spec.edc.EDCParams` fields.
     """
 
     kind = "golden"

@@ -8,7 +8,7 @@ One transaction per line (blank lines are skipped, and counted)::
     {"op":"decide","kv_len":<int>,"now":<int>,"pending":<int>}
 
 :func:`iter_trace` checks every line (the line rules of :mod:`ahasd.sim.traces.lines`, op,
-keys, integer types and, against a :class:`ahasd.sim.blocks.tvc.TVCParams`, ranges) and raises
+keys, integer types and, against a :class:`ahasd.spec.tvc.TVCParams`, ranges) and raises
 :class:`ahasd.sim.traces.errors.TraceError` naming the line;
 :func:`apply` runs one transaction on the golden model.
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ahasd.cli import main
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import pytest
 
 from ahasd.cosim.controller import VerilatedController
 from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
-from ahasd.sim.blocks.descriptors import DraftDescriptor, FeedbackDescriptor
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import EDC as GoldenEDC, entropy_to_fx
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 from ahasd.sim.blocks.tvc import TVC as GoldenTVC

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from ahasd.hw import descriptors as hw
-from ahasd.sim.blocks import descriptors as sim
+from ahasd.spec import descriptors as sim
 
 PAIRS = [(sim.DraftDescriptor, hw.DraftDescriptor), (sim.FeedbackDescriptor, hw.FeedbackDescriptor),
          (sim.PreverifyDescriptor, hw.PreverifyDescriptor)]

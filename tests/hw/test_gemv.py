@@ -8,7 +8,7 @@ from ahasd.hw.dram_port import Cmd
 from ahasd.tb.dram_bank import DRAMError
 from ahasd.hw.gemv import GEMV
 from ahasd.tb.gemv_system import GEMVSystem
-from ahasd.sim.blocks.dram import DRAMConfig, weight_layout
+from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.sim.blocks.gemv import gemv
 
 # Short timing so that refreshes and row switches happen often in a few hundred cycles.

@@ -23,7 +23,7 @@ def test_bank_model_lints_clean(tmp_path):
 
 def test_read_scheduler_lints_clean(tmp_path):
     from ahasd.hw.dram_port import ReadScheduler
-    from ahasd.sim.blocks.dram import DRAMConfig
+    from ahasd.spec.dram import DRAMConfig
     path = tmp_path / "read_scheduler.v"
     path.write_text(to_verilog(ReadScheduler(DRAMConfig()), "read_scheduler"))
     lint(path, "read_scheduler")

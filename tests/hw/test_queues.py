@@ -9,7 +9,7 @@ from amaranth.hdl import Fragment
 
 from ahasd.hw.queues import DescriptorQueue, Queues
 from ahasd.hw.descriptors import FeedbackDescriptor as FeedbackLayout
-from ahasd.sim.blocks.descriptors import FeedbackDescriptor, PreverifyDescriptor
+from ahasd.spec.descriptors import FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel
 from ahasd.tb.amaranth_sim import StreamSink, StreamSource, fields_of, simulate
 from ahasd.tb.generators import pauses

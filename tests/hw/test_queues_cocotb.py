@@ -10,11 +10,12 @@ import json
 import pytest
 
 from ahasd.hw.queues import Queues
+from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
 
 from ahasd.tb.cocotb_run import run_cocotb
 
 #: (NPU period, PIM period) in ps.
-DEFAULT = (1000, 1250)
+DEFAULT = (NPU_PERIOD_PS, PIM_PERIOD_PS)
 OTHER_RATIOS = [(1000, 1000), (1000, 3100), (3100, 1000), (1700, 1000)]
 #: The 1M regression: the default ratio, the PIM side faster, the PIM side much slower.
 REGRESS_RATIOS = [DEFAULT, (1700, 1000), (1000, 3100)]

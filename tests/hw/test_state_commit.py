@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from ahasd.hw.dram_port import Cmd
 from ahasd.hw.state_commit import StateCommit
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.specla.fixed import (K_FRAC, S_FRAC, U_FRAC, W_FRAC, commit_fixed, load_sequence,
                                     quantise, state_from_bursts, state_layout)
 from ahasd.tb.dram_bank import DRAMError

@@ -140,7 +140,7 @@ def test_catalogue_locates_every_mutant():
     assert len(catalogue.mutants) >= 40
     for m in catalogue.mutants:
         apply((root / m.file).read_text(encoding="utf-8"), m)
-        assert m.file.startswith(("hw/", "sim/")), m.id
+        assert m.file.startswith(("hw/", "sim/", "spec/")), m.id
         for arg in catalogue.tests_for(m):
             if arg.startswith("tests/") and arg not in FROM_OTHER_BRANCHES:
                 assert (root / arg.split("::")[0]).exists(), (m.id, arg)

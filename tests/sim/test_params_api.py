@@ -12,8 +12,8 @@ import pytest
 from ahasd.hw.regmap import load as load_regmap
 from ahasd.sim.blocks import aau, entropy
 from ahasd.sim.blocks.csr import CSRModel
-from ahasd.sim.blocks.descriptors import DraftDescriptor
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.descriptors import DraftDescriptor
+from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.blocks.edc import EDC, EDCParams, entropy_to_fx
 from ahasd.sim.blocks.gemv import gemv
 from ahasd.sim.blocks.gts import GTS, TaskKind

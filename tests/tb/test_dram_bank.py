@@ -7,7 +7,7 @@ from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.dram_port import Cmd
 from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
-from ahasd.sim.blocks.dram import DRAMConfig, burst_address, weight_layout
+from ahasd.spec.dram import DRAMConfig, burst_address, weight_layout
 
 CFG = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=3, t_refi=100, t_rfc=12, t_rl=4, row_bytes=64,
                  burst_bytes=8, n_banks=2, rows=4)

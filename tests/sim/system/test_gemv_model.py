@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ahasd.sim.blocks.dram import DRAMConfig
+from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.hardware import gemv_slice_cycles
 

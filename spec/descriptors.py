@@ -42,7 +42,7 @@ def packed_width(field_list):
 class _Packed:
     """Shared pack/unpack over the class attribute ``FIELDS``."""
 
-    FIELDS = ()
+    FIELDS: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self):
         for name, bits in self.FIELDS:
@@ -69,7 +69,8 @@ class _Packed:
         """Inverse of :meth:`pack`; ``word`` must fit in :meth:`width` bits."""
         check_int(f"{cls.__name__} word", word, 0, (1 << cls.width()) - 1,
                   note=f"{cls.width()} bits")
-        values, shift = {}, 0
+        values: dict[str, int] = {}
+        shift = 0
         for name, bits in cls.FIELDS:
             values[name] = (word >> shift) & ((1 << bits) - 1)
             shift += bits

@@ -1,4 +1,5 @@
-"""LPDDR5 bank timing parameters, the weight layout of the GEMV bank, and the timing bound.
+"""LPDDR5 bank timing parameters (with named sets), the weight layout of the GEMV bank, and the
+timing bound: the one DRAM timing module of the project.
 
 Shared by the RTL (:mod:`ahasd.tb.dram_bank`, :mod:`ahasd.hw.gemv`), the tests and the benchmark, so
 that every cycle figure is derived from one set of parameters.
@@ -7,6 +8,10 @@ Timing defaults are in PIM clock cycles (800 MHz, 1.25 ns): tRCD 32, tRP 32, tRA
 2 KiB rows are those of docs/architecture.md 4.6 (sources there). The paper gives no refresh figures;
 tREFI 3120 (3.9 us) and tRFC 224 (280 ns, all-bank refresh of a 16 Gb die) are JEDEC LPDDR5 values at
 800 MHz, and the read latency tRL 16 is a typical LPDDR5 RL in PIM clocks.
+
+Two named refresh sets (:data:`TIMING_SETS`, :func:`named_config`): ``"jedec"`` (the defaults
+above, what the GEMV bank's tests and ``ahasd bench gemv`` use) and ``"authors"`` (tREFI 6240,
+tRFC 560: the authors' configuration, what ``sim/system/configs/platform.toml`` uses).
 """
 
 from dataclasses import dataclass
@@ -14,9 +19,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ahasd.spec.params import check_int, check_positive, check_power_of_two
+from ahasd.spec.params import check_choice, check_int, check_positive, check_power_of_two
 
-__all__ = ["DRAMConfig", "weight_layout", "burst_address"]
+__all__ = ["DRAMConfig", "TIMING_SETS", "named_config", "weight_layout", "burst_address"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,6 +88,22 @@ class DRAMConfig:
     def mac_bound(self):
         """MACs per cycle of a GEMV bank with one lane per burst byte, at :meth:`read_bound`."""
         return self.read_bound() * self.burst_bytes
+
+
+#: Named refresh timing sets, in PIM cycles at 800 MHz.
+TIMING_SETS = {
+    # JEDEC LPDDR5: tREFI 3.9 us, all-bank tRFC 280 ns (16 Gb die): DRAMConfig's defaults.
+    "jedec": {"t_refi": 3120, "t_rfc": 224},
+    # The authors' configuration (configs/ahasd_config_template.json, timing_parameters).
+    "authors": {"t_refi": 6240, "t_rfc": 560},
+}
+
+
+def named_config(name, **overrides):
+    """The :class:`DRAMConfig` of the timing set ``name`` (a key of :data:`TIMING_SETS`), with
+    ``overrides`` (any other field) applied."""
+    check_choice("name", name, tuple(TIMING_SETS))
+    return DRAMConfig(**{**TIMING_SETS[name], **overrides})
 
 
 def burst_address(config, address):
