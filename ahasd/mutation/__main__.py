@@ -42,7 +42,7 @@ def main(argv=None):
     catalogue = load(args.catalogue)
 
     if args.verb == "draw":
-        modules = [m for m in catalogue.modules if m.endswith(".py")]
+        modules = [m for m in catalogue.modules if m.endswith((".py", ".c"))]
         seed = catalogue.seed if args.seed is None else args.seed
         # A site some mutant already changes is not drawn again.
         taken = {(m.file, m.scope, m.find) for m in catalogue.mutants}
@@ -52,7 +52,7 @@ def main(argv=None):
             rel = str(Path(m.file).relative_to(repo))
             if (rel, m.scope, m.find) in taken or len(out) >= args.count:
                 continue
-            stem = rel.removesuffix(".py").replace("/", "-")
+            stem = rel.removesuffix(".py").replace(".", "-").replace("/", "-")
             counts[(stem, m.operator)] = n = counts.get((stem, m.operator), 0) + 1
             out.append(type(m)(**{**m.__dict__, "file": rel,
                                   "id": f"drawn-{stem}-{m.operator}-{n}"}))

@@ -22,9 +22,10 @@ catalogue keeps the drawn mutants as data, so a review (equivalent or not) stays
 import ast
 import random
 
-from ahasd.mutation.locate import LocateError, Mutant, locate
+from ahasd.mutation.c_source import c_candidates
+from ahasd.mutation.locate import LocateError, Mutant, apply, is_c, locate
 
-__all__ = ["OPERATORS", "sites", "draw"]
+__all__ = ["OPERATORS", "sites", "c_sites", "draw"]
 
 OPERATORS = ("cmp_flip", "off_by_one", "wrong_index", "swap_operands", "drop_saturation",
              "drop_term", "missing_reset")
@@ -131,8 +132,29 @@ def _candidates(tree, parents):
                 yield "missing_reset", node, "pass"
 
 
+def c_sites(path, source):
+    """Every mechanical mutant of one C source (:func:`ahasd.mutation.c_source.c_candidates`),
+    located, unnumbered."""
+    out, seen = [], set()
+    for operator, scope, _, find, replace in c_candidates(source):
+        if (scope, find) in seen:
+            continue
+        mutant = Mutant(id="?", file=path, find=find, replace=replace, scope=scope,
+                        operator=operator, origin="drawn", behaviour=f"{operator} in `{find}`")
+        try:
+            apply(source, mutant)
+        except LocateError:
+            continue
+        seen.add((scope, find))
+        out.append(mutant)
+    return out
+
+
 def sites(path, source):
-    """Every mechanical mutant of one module, as located :class:`Mutant` objects (unnumbered)."""
+    """Every mechanical mutant of one module, as located :class:`Mutant` objects (unnumbered);
+    a C source goes through :func:`c_sites`."""
+    if is_c(path):
+        return c_sites(path, source)
     tree = ast.parse(source, filename=path)
     parents = _parent_map(tree)
     lines = source.splitlines()

@@ -10,7 +10,9 @@ that names the mutant, the pattern and the lines it matched, never a guess.
 import ast
 from dataclasses import dataclass, field
 
-__all__ = ["Mutant", "LocateError", "scope_lines", "locate", "apply"]
+from ahasd.mutation.c_source import c_scopes, strip_c
+
+__all__ = ["Mutant", "LocateError", "is_c", "scope_lines", "locate", "apply"]
 
 
 class LocateError(ValueError):
@@ -84,11 +86,23 @@ def _scopes(tree):
                 stack.append((prefix, child))
 
 
+def is_c(where):
+    """A C source or header (located and checked as C, not as Python)?"""
+    return str(where).endswith((".c", ".h"))
+
+
 def scope_lines(source, scope, *, where="<source>"):
-    """The 1-based inclusive line range of ``scope`` in ``source`` (all lines for ``""``)."""
+    """The 1-based inclusive line range of ``scope`` in ``source`` (all lines for ``""``); a
+    C file's scopes are its function definitions (:func:`ahasd.mutation.c_source.c_scopes`)."""
     lines = source.count("\n") + 1
     if not scope:
         return 1, lines
+    if is_c(where):
+        spans = c_scopes(source).get(scope, [])
+        if len(spans) != 1:
+            raise LocateError(f"{where}: scope {scope!r} names {len(spans)} C functions, "
+                              "not exactly one")
+        return spans[0]
     tree = ast.parse(source, filename=where)
     found = [node for name, node in _scopes(tree) if name == scope]
     if len(found) != 1:
@@ -123,9 +137,16 @@ def locate(source, mutant):
 
 
 def apply(source, mutant):
-    """``source`` with the mutant's change; the result must still be valid Python."""
+    """``source`` with the mutant's change; the result must still be valid Python (a C file:
+    its braces and parentheses still balance; the compiler in the tests checks the rest)."""
     at = locate(source, mutant)
     mutated = source[:at] + mutant.replace + source[at + len(mutant.find):]
+    if is_c(mutant.file):
+        code = strip_c(mutated)
+        if code.count("{") != code.count("}") or code.count("(") != code.count(")"):
+            raise LocateError(f"mutant {mutant.id}: the change unbalances the braces or "
+                              f"parentheses of {mutant.file}")
+        return mutated
     try:
         ast.parse(mutated, filename=mutant.file)
     except SyntaxError as err:

@@ -19,10 +19,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from ahasd.mutation.locate import apply
+from ahasd.mutation.locate import apply, is_c
 from ahasd.mutation.tree import PROBE_MODULE, copy_path, make_tree, module_name, test_env
 
-__all__ = ["Result", "PYTEST_ARGS", "run_mutant", "run_campaign", "score_line", "report"]
+__all__ = ["Result", "PYTEST_ARGS", "run_mutant", "run_campaign", "score_line", "file_scores",
+           "report"]
 
 #: Options of every test run: stop at the first failure, quiet, no xdist, no cache folder.
 PYTEST_ARGS = ["-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", PROBE_MODULE]
@@ -72,7 +73,10 @@ def run_mutant(repo, catalogue, mutant, *, timeout=900, workdir=None, python=sys
         if not _test_paths(present):
             return Result(mutant, "survived", 0.0, f"{note}no test to run")
         probe = Path(tmp) / "probe.json"
-        name = module_name(mutant.file, dirs)
+        # A C source is compiled from its package's folder (ahasd.firmware.build.source_dir):
+        # the probe checks that package instead.
+        name = module_name(Path(mutant.file).parent / "__init__.py" if is_c(mutant.file)
+                           else mutant.file, dirs)
         env = test_env(dest, AHASD_MUTATION_MODULE=name, AHASD_MUTATION_PROBE=probe)
         command = ([] if not nice or not shutil.which("nice") else ["nice", "-n", "10"]) + \
             [python, "-m", "pytest", *PYTEST_ARGS, *present]
@@ -143,6 +147,17 @@ def score_line(results):
     return f"mutation score: {killed}/{len(scored)} killed ({percent:.1f}%)"
 
 
+def file_scores(results):
+    """``[(file, killed, scored)]`` per source file, in file order (equivalents not scored; a
+    mutant whose run was an error, or that no longer located, counts as not killed)."""
+    files = {}
+    for r in results:
+        if r.scored:
+            killed, scored = files.get(r.mutant.file, (0, 0))
+            files[r.mutant.file] = (killed + (r.status == "killed"), scored + 1)
+    return [(f, k, n) for f, (k, n) in sorted(files.items())]
+
+
 def report(results, seconds, out=None, cpu_seconds=None):
     """Survivors, errors and equivalents, then the score as the last line (standard output).
 
@@ -169,4 +184,7 @@ def report(results, seconds, out=None, cpu_seconds=None):
         m = r.mutant
         print(f"  {m.id}  {m.file} {m.find!r} -> {m.replace!r}: {m.equivalent} "
               f"[run: {r.status}]", file=out)
+    print("per source file:", file=out)
+    for file, killed, scored in file_scores(results):
+        print(f"  {file}: {killed}/{scored} killed ({100.0 * killed / scored:.1f}%)", file=out)
     print(score_line(results), file=out)

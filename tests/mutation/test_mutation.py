@@ -140,7 +140,7 @@ def test_catalogue_locates_every_mutant():
     assert len(catalogue.mutants) >= 40
     for m in catalogue.mutants:
         apply((root / m.file).read_text(encoding="utf-8"), m)
-        assert m.file.startswith(("hw/", "sim/", "spec/")), m.id
+        assert m.file.startswith(("hw/", "sim/", "spec/", "firmware/")), m.id
         for arg in catalogue.tests_for(m):
             if arg.startswith("tests/") and arg not in FROM_OTHER_BRANCHES:
                 assert (root / arg.split("::")[0]).exists(), (m.id, arg)
@@ -151,3 +151,75 @@ def test_catalogue_locates_every_mutant():
 FROM_OTHER_BRANCHES = {"tests/hw/test_controller_registers.py", "tests/hw/test_controller_queues.py",
                        "tests/hw/test_controller_counters.py", "tests/hw/test_queue_levels.py",
                        "tests/synth/test_cdc.py"}
+
+
+def test_scoring_counts_errors_and_lost_mutants_as_not_killed(capsys):
+    """A mutant whose run errors, or that no longer locates (an error result), is scored and not
+    killed; per-file scores come before the score line."""
+    from ahasd.mutation.runner import Result, file_scores
+    a = Result(mutant(id="a", find="x", replace="y"), "killed", 1.0)
+    b = Result(mutant(id="b", find="x", replace="z"), "error", 0.0, "pattern matches 0 places")
+    c = Result(Mutant(id="c", file="sim/other.py", find="x", replace="y"), "survived", 1.0)
+    d = Result(Mutant(id="d", file="sim/other.py", find="x", replace="w"), "killed", 1.0)
+    e = Result(mutant(id="e", find="x", replace="v", equivalent="why"), "survived", 1.0)
+    assert score_line([a, b, c, d, e]) == "mutation score: 2/4 killed (50.0%)"
+    assert file_scores([a, b, c, d, e]) == [("hw/tiny.py", 1, 2), ("sim/other.py", 1, 2)]
+    report([a, b, c, d, e], 60.0)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3:] == ["  hw/tiny.py: 1/2 killed (50.0%)", "  sim/other.py: 1/2 killed (50.0%)",
+                          "mutation score: 2/4 killed (50.0%)"]
+
+
+TINY_C = '''\
+/* a comment with a { brace */
+static int clamp(int x, int top) {
+    if (x > top) return top;
+    return x;
+}
+
+int twice(int x) {
+    const char *s = "}";
+    return x + x;
+}
+'''
+
+
+def test_c_scopes_and_sites():
+    from ahasd.mutation.c_source import c_scopes
+    assert c_scopes(TINY_C) == {"clamp": [(2, 5)], "twice": [(7, 10)]}
+    found = sites("firmware/tiny.c", TINY_C)
+    assert {(m.scope, m.find, m.replace) for m in found if m.operator == "cmp_flip"} == {
+        ("clamp", "if (x > top) return top;", "if (x >= top) return top;")}
+    for m in found:
+        assert m.scope in ("clamp", "twice")
+        apply(TINY_C, m)
+    with pytest.raises(LocateError, match=r"scope 'thrice' names 0 C functions"):
+        locate(TINY_C, Mutant(id="m", file="firmware/tiny.c", find="x", replace="y",
+                              scope="thrice"))
+    with pytest.raises(LocateError, match=r"unbalances the braces or parentheses"):
+        apply(TINY_C, Mutant(id="m", file="firmware/tiny.c", find="return x;", replace="}",
+                             scope="clamp"))
+
+
+def test_a_c_mutant_runs_against_the_copy(tmp_path):
+    """A C mutant is applied in the copy and the probe checks its package (firmware/)."""
+    repo = tiny_repo(tmp_path / "repo")
+    (repo / "firmware").mkdir()
+    (repo / "firmware" / "__init__.py").write_text("")
+    (repo / "firmware" / "tiny.c").write_text(TINY_C)
+    (repo / "ahasd" / "firmware").symlink_to("../firmware")
+    (repo / "tests" / "test_tiny_c.py").write_text(textwrap.dedent('''\
+        from pathlib import Path
+        import ahasd.firmware
+
+        def test_source():
+            src = (Path(ahasd.firmware.__file__).parent / "tiny.c").read_text()
+            assert "x > top" in src
+        '''))
+    catalogue = Catalogue(seed=0, modules={"firmware/tiny.c": ["tests/test_tiny_c.py"]},
+                          mutants=())
+    flipped = Mutant(id="c", file="firmware/tiny.c", scope="clamp", find="x > top",
+                     replace="x >= top")
+    result = run_mutant(repo, catalogue, flipped, nice=False, workdir=tmp_path)
+    assert result.status == "killed", result.detail
+    assert (repo / "firmware" / "tiny.c").read_text() == TINY_C
