@@ -72,7 +72,8 @@ def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False, hig
         try:
             number = float(value)
         except OverflowError:
-            return math.inf if value > 0 else -math.inf
+            # typeshed's numbers.Real has no __gt__ / __ge__ (every Real compares)
+            return math.inf if value > 0 else -math.inf  # type: ignore[operator]
         if math.isnan(number):
             raise ValueError(f"{name} must be a number, not {_show(value)}")
         return number
@@ -87,7 +88,8 @@ def check_real(name, value, low=-math.inf, high=math.inf, *, low_open=False, hig
     try:
         number = float(value)
     except OverflowError:
-        number = math.inf if value > 0 else -math.inf
+        # typeshed's numbers.Real has no __gt__ / __ge__ (every Real compares)
+        number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
     if (not math.isfinite(number)
             or (number >= high if high_open else number > high)
             or (number <= low if low_open else number < low)):
@@ -153,7 +155,8 @@ def check_unit(name, value):
     message = f"{name} must be a number in [0, 1], not {_show(value)}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ParameterTypeError(message)
-    if not _is_number(value) or not 0 <= value <= 1:
+    # typeshed's numbers.Real has no __gt__ / __ge__ (every Real compares)
+    if not _is_number(value) or not 0 <= value <= 1:  # type: ignore[operator]
         raise ValueError(message)
     return value
 

@@ -220,7 +220,8 @@ class _Engine:
                     and not (self.same_dev and s.verifying is not None))
         if not pim_idle:
             return
-        if not s.waiting and len(s.pending) < self.limit and self._speculative_len() < self.n_tokens:
+        if (not s.waiting and len(s.pending) < self.limit
+                and self._speculative_len() < self.n_tokens):
             self._start_draft()
         elif s.waiting and self.tvc is not None and s.verifying is not None:
             self._start_preverify(self.tvc, s.verifying)

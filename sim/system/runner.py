@@ -19,6 +19,7 @@ first such run records it and later runs with the same key replay it (checked ca
 
 from copy import deepcopy
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
 from ahasd.spec.params import check_choice, check_positive
@@ -28,13 +29,16 @@ from ahasd.sim.system.engine import run_engine
 from ahasd.sim.system.sources import Source
 from ahasd.sim.system.systems import Timing, make_spec, placement
 
+if TYPE_CHECKING:
+    from ahasd.sim.decoding.policies import AcceptancePredictor
+
 __all__ = ["SimResult", "simulate", "prepare", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
-_PREDICTORS = {}
+_PREDICTORS: dict[tuple, "AcceptancePredictor"] = {}
 #: recorded decodings of synchronous runs, by what alone determines them (see simulate)
-_DECODINGS = {}
+_DECODINGS: dict[tuple, list] = {}
 
 
 @dataclass
@@ -89,7 +93,7 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
     if fixed_len is not None:
         return FixedPolicy(k=fixed_len, max_len=fixed_len)
     check_choice("policy", name, tuple(POLICIES))
-    params = {}
+    params: dict[str, Any] = {}
     if name == "specdecpp":
         key = (lm_pair.name, seed)
         if key not in _PREDICTORS:

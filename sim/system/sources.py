@@ -106,7 +106,7 @@ class DistCache:
 
     def __init__(self, max_bytes=256 << 20):
         self.max_bytes = max_bytes
-        self._rows = OrderedDict()
+        self._rows: OrderedDict[tuple, _Row] = OrderedDict()
         self.bytes = self.hits = self.misses = 0
 
     def clear(self):
@@ -116,10 +116,10 @@ class DistCache:
     def row(self, model, context, *, cdf=False):
         """The row after ``context``; with ``cdf`` its cumulative sum is there too."""
         if not isinstance(model, NGramModel):
-            r = _Row(model.next_dist(context))
+            row = _Row(model.next_dist(context))
             if cdf:
-                r.cdf = np.cumsum(r.p)
-            return r
+                row.cdf = np.cumsum(row.p)
+            return row
         n = model.order - 1
         key = (model, tuple(context[-n:]) if n else ())
         r = self._rows.get(key)
