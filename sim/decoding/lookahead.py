@@ -29,10 +29,15 @@ Model of the asynchrony (simple, in abstract time units):
 The emitted tokens are therefore a valid speculative-decoding output: greedy decoding reproduces
 the target's greedy output exactly, and sampled decoding samples the target's distribution.
 The run is recorded as a trace (:mod:`ahasd.sim.traces.decoding`).
+
+The look-ahead commit rule (what one verification result commits and squashes, and that the draft
+side drafts again after it) is :func:`settle`, shared with the system simulator's engine
+(:mod:`ahasd.sim.system.engine`).
 """
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +48,42 @@ from ahasd.spec.params import (check_bool, check_callable, check_instance, check
                               check_positive, check_real)
 from ahasd.sim.traces.decoding import MAX_UNVERIFIED, batch_entropy, header
 
-__all__ = ["DecodeResult", "decode"]
+__all__ = ["DecodeResult", "Verdict", "decode", "settle"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one verification result does to the look-ahead state (see :func:`settle`)."""
+    accepted: int                #: leading tokens accepted
+    commit: list                 #: tokens appended to the committed output, in order
+    full: bool                   #: every token verified was accepted
+    emitted: int | None          #: the residual or bonus token among ``commit``, or None
+    squash: bool                 #: every later batch (unverified or being drafted) is discarded
+
+
+def settle(tokens, accepted, next_token, *, later):
+    """The look-ahead commit rule: what verifying ``tokens`` commits, squashes and re-drafts.
+
+    ``accepted`` leading tokens were accepted and ``next_token`` is the target's token after
+    them (the residual after a rejection, the bonus after a full accept); ``later`` says whether
+    a later batch exists (unverified, or being drafted) once this one has left the queue.
+
+    * The accepted prefix is committed.
+    * A **rejection** (``accepted < len(tokens)``) commits the residual token and squashes every
+      later batch: they were drafted on top of the rejected tokens.
+    * A **full accept** commits the bonus token only when no later batch exists; otherwise the
+      next batch's first token is checked at that position by the next verification.
+    * The draft side drafts again after every verification result (an EDC stop lasts until the
+      next result), on top of the committed output and the batches that were not squashed.
+
+    Returns
+    -------
+    Verdict
+    """
+    full = accepted == len(tokens)
+    emitted = None if (full and later) else next_token
+    commit = list(tokens[:accepted]) + ([] if emitted is None else [emitted])
+    return Verdict(accepted=accepted, commit=commit, full=full, emitted=emitted, squash=not full)
 
 
 @dataclass
@@ -54,6 +94,21 @@ class _Batch:
     q_rows: np.ndarray
     entropy: list
     q: list
+
+
+@dataclass
+class _Drafting:
+    """The batch being drafted and when it is done (drafted in full when it starts)."""
+    batch: _Batch
+    t_done: float
+
+
+@dataclass
+class _Verifying:
+    """The batch the target side is verifying, when it is done and the KV length it runs at."""
+    batch: _Batch
+    t_done: float
+    kv_len: int
 
 
 @dataclass
@@ -125,26 +180,69 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
                       prompt=prompt, draft_cost=draft_cost, verify_cost=verify_cost,
                       max_unverified=max_unverified, **(meta or {}))]
     res = DecodeResult(prompt=prompt, output=[], records=records, time=0.0)
-    committed = res.output
-    pending = deque()            # drafted, unverified batches, oldest first
-    drafting = None              # (batch, t_done)
-    verifying = None             # (batch, t_done, kv_len)
-    waiting = False              # the draft side waits for the next verification result
-    next_id = 0
-    t = 0.0
+    _Decoder(draft, target, res, n_tokens=n_tokens, policy=policy, rng=rng, greedy=greedy,
+             edc=edc, max_unverified=max_unverified, draft_cost=draft_cost,
+             verify_cost=verify_cost, progress=progress).run()
+    return res
 
-    def speculative_len():
-        return len(committed) + sum(len(b.tokens) for b in pending)
 
-    def draft_batch():
-        nonlocal next_id
-        ctx = prompt + committed + [x for b in pending for x in b.tokens]
+class _Decoder:
+    """The event loop of :func:`decode` over named state; one handler per event."""
+
+    def __init__(self, draft, target, res, *, n_tokens, policy, rng, greedy, edc,
+                 max_unverified, draft_cost, verify_cost, progress):
+        self.draft, self.target, self.res = draft, target, res
+        self.n_tokens, self.policy, self.rng, self.greedy, self.edc = (n_tokens, policy, rng,
+                                                                        greedy, edc)
+        self.max_unverified, self.draft_cost, self.verify_cost = (max_unverified, draft_cost,
+                                                                  verify_cost)
+        self.progress = progress
+        self.prompt: list[int] = res.prompt
+        self.committed: list[int] = res.output
+        self.records: list[dict[str, Any]] = res.records
+        self.pending: deque[_Batch] = deque()      # drafted, unverified batches, oldest first
+        self.drafting: _Drafting | None = None
+        self.verifying: _Verifying | None = None
+        self.waiting = False     # the draft side waits for the next verification result
+        self.next_id = 0
+        self.t = 0.0
+
+    def run(self):
+        """Start what can start, then handle the next event (a verification result first when
+        both end at the same time), until ``n_tokens`` are committed."""
+        while len(self.committed) < self.n_tokens:
+            if self.verifying is None and self.pending:
+                self.verifying = _Verifying(self.pending[0], self.t + self.verify_cost,
+                                            len(self.prompt) + len(self.committed))
+            if (self.drafting is None and not self.waiting
+                    and len(self.pending) < self.max_unverified
+                    and self._speculative_len() < self.n_tokens):
+                b = self._draft_batch()
+                self.drafting = _Drafting(b, self.t + len(b.tokens) * self.draft_cost)
+            if self.verifying is not None and (self.drafting is None
+                                               or self.verifying.t_done <= self.drafting.t_done):
+                self._on_verified(self.verifying)
+            elif self.drafting is not None:
+                self._on_drafted(self.drafting)
+            else:  # pragma: no cover - the loop invariant makes this unreachable
+                raise RuntimeError("decoding engine stalled")
+        del self.committed[self.n_tokens:]
+        self.res.time = self.t
+        self.records.append({"event": "end", "t": self.t, "output": list(self.committed)})
+
+    def _speculative_len(self):
+        return len(self.committed) + sum(len(b.tokens) for b in self.pending)
+
+    def _draft_batch(self):
+        """Draft one batch on top of the committed output and every unverified batch."""
+        ctx = self.prompt + self.committed + [x for b in self.pending for x in b.tokens]
+        policy = self.policy
         max_len, min_len = policy.max_len, policy.min_len
         tokens, rows, ents, qs = [], [], [], []
         policy.begin()
         while True:
-            q = draft.next_dist(ctx)
-            x = int(np.argmax(q)) if greedy else _sample(rng, q)
+            q = self.draft.next_dist(ctx)
+            x = int(np.argmax(q)) if self.greedy else _sample(self.rng, q)
             h = float(entropy_nats(q))
             tokens.append(x)
             rows.append(q)
@@ -157,73 +255,72 @@ def decode(draft, target, prompt, *, n_tokens, policy, rng=None, greedy=False, e
             stop = policy.stop(DraftStep(position=n, entropy=h, q=float(q[x])))
             if n >= max_len or (stop and n >= min_len):
                 break
-        batch = _Batch(next_id, len(ctx) - len(prompt) - len(tokens), tokens, np.array(rows),
-                       ents, qs)
-        next_id += 1
-        res.batches += 1
+        batch = _Batch(self.next_id, len(ctx) - len(self.prompt) - len(tokens), tokens,
+                       np.array(rows), ents, qs)
+        self.next_id += 1
+        self.res.batches += 1
         return batch
 
-    while len(committed) < n_tokens:
-        if verifying is None and pending:
-            verifying = (pending[0], t + verify_cost, len(prompt) + len(committed))
-        if (drafting is None and not waiting and len(pending) < max_unverified
-                and speculative_len() < n_tokens):
-            b = draft_batch()
-            drafting = (b, t + len(b.tokens) * draft_cost)
-        if verifying is not None and (drafting is None or verifying[1] <= drafting[1]):
-            b, t, kv_len = verifying
-            verifying = None
-            assert b.context_len == len(committed) and b is pending[0]
-            ctx = prompt + committed
-            p = target.score(ctx, b.tokens)
-            if greedy:
-                n_acc, nxt = verify_draft_greedy(b.tokens, p)
-            else:
-                n_acc, nxt = verify_draft(b.tokens, b.q_rows, p, rng)
-            k = len(b.tokens)
-            full = n_acc == k
-            pending.popleft()
-            later = bool(pending) or drafting is not None
-            emitted = None if (full and later) else nxt
-            records.append({"event": "verify", "batch": b.id, "t": t, "kv_len": kv_len,
-                            "p": [float(p[i, x]) for i, x in enumerate(b.tokens)],
-                            "accepted": n_acc, "full": full, "next_token": emitted})
-            res.verifications += 1
-            res.drafted_tokens += k
-            res.accepted_tokens += n_acc
-            res.draft_lengths.append(k)
-            if edc is not None:
-                edc.verify(full)
-            policy.observe(k, n_acc)
-            committed.extend(b.tokens[:n_acc])
-            if emitted is not None:
-                committed.append(emitted)
-            if not full:
-                squashed = list(pending) + ([drafting[0]] if drafting is not None else [])
-                for s in squashed:
-                    records.append({"event": "squash", "batch": s.id, "t": t,
-                                    "drafted": drafting is None or s is not drafting[0]})
-                res.squashed += len(squashed)
-                pending.clear()
-                drafting = None
-            waiting = False
-            if progress is not None:
-                progress(len(committed))
-        elif drafting is not None:
-            b, t = drafting
-            drafting = None
-            pending.append(b)
-            rec = {"event": "draft", "batch": b.id, "t": t, "tokens": b.tokens,
-                   "entropy": b.entropy, "q": b.q, "edc": None}
-            if edc is not None:
-                d = edc.draft(batch_entropy(b.entropy))
-                rec["edc"] = {"cont": bool(d.cont), "index": int(d.index)}
-                waiting = not d.cont
-                res.edc_suppressed += not d.cont
-            records.append(rec)
-        else:  # pragma: no cover - the loop invariant makes this unreachable
-            raise RuntimeError("decoding engine stalled")
-    del committed[n_tokens:]
-    res.time = t
-    records.append({"event": "end", "t": t, "output": list(committed)})
-    return res
+    def _verify(self, b):
+        """``(target rows, accepted, next token)`` of verifying ``b`` after the committed output."""
+        p = self.target.score(self.prompt + self.committed, b.tokens)
+        if self.greedy:
+            n_acc, nxt = verify_draft_greedy(b.tokens, p)
+        else:
+            n_acc, nxt = verify_draft(b.tokens, b.q_rows, p, self.rng)
+        return p, n_acc, nxt
+
+    def _on_verified(self, v):
+        """A verification result: record it, apply :func:`settle`, squash what it squashes."""
+        b = v.batch
+        self.t = v.t_done
+        self.verifying = None
+        assert b.context_len == len(self.committed) and b is self.pending[0]
+        p, n_acc, nxt = self._verify(b)
+        self.pending.popleft()
+        verdict = settle(b.tokens, n_acc, nxt,
+                         later=bool(self.pending) or self.drafting is not None)
+        self.records.append({"event": "verify", "batch": b.id, "t": self.t, "kv_len": v.kv_len,
+                             "p": [float(p[i, x]) for i, x in enumerate(b.tokens)],
+                             "accepted": n_acc, "full": verdict.full,
+                             "next_token": verdict.emitted})
+        res, k = self.res, len(b.tokens)
+        res.verifications += 1
+        res.drafted_tokens += k
+        res.accepted_tokens += n_acc
+        res.draft_lengths.append(k)
+        if self.edc is not None:
+            self.edc.verify(verdict.full)
+        self.policy.observe(k, n_acc)
+        self.committed.extend(verdict.commit)
+        if verdict.squash:
+            self._squash()
+        self.waiting = False
+        if self.progress is not None:
+            self.progress(len(self.committed))
+
+    def _squash(self):
+        """Discard every unverified batch and the one being drafted."""
+        drafting = self.drafting.batch if self.drafting is not None else None
+        squashed = list(self.pending) + ([drafting] if drafting is not None else [])
+        for s in squashed:
+            self.records.append({"event": "squash", "batch": s.id, "t": self.t,
+                                 "drafted": s is not drafting})
+        self.res.squashed += len(squashed)
+        self.pending.clear()
+        self.drafting = None
+
+    def _on_drafted(self, d):
+        """A batch is drafted: queue it and ask the EDC whether to keep drafting ahead."""
+        b = d.batch
+        self.t = d.t_done
+        self.drafting = None
+        self.pending.append(b)
+        rec = {"event": "draft", "batch": b.id, "t": self.t, "tokens": b.tokens,
+               "entropy": b.entropy, "q": b.q, "edc": None}
+        if self.edc is not None:
+            dec = self.edc.draft(batch_entropy(b.entropy))
+            rec["edc"] = {"cont": bool(dec.cont), "index": int(dec.index)}
+            self.waiting = not dec.cont
+            self.res.edc_suppressed += not dec.cont
+        self.records.append(rec)

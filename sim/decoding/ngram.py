@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -109,8 +109,8 @@ class NGramModel:
         a = np.fromiter((t for part in parts for t in part), dtype=np.int64)
         if a.size and (a.min() < 0 or a.max() >= vocab_size):
             raise ValueError(f"token ids must be in 0..{vocab_size - 1}")
-        keys = [None] * order
-        counts = [None] * order
+        keys: list[Any] = [None] * order          # every order is filled below
+        counts: list[Any] = [None] * order
         # Highest order: raw counts of every window.
         n = len(a) - order + 1
         if n < 1:
@@ -178,7 +178,7 @@ class NGramModel:
         return out
 
     def save(self, path):
-        arrays = {"discounts": self._disc, "vocab_size": np.array(self._V)}
+        arrays: dict[str, Any] = {"discounts": self._disc, "vocab_size": np.array(self._V)}
         for k in range(self.order):
             arrays[f"keys{k}"] = self._keys[k]
             arrays[f"counts{k}"] = self._counts[k].astype(np.int32)

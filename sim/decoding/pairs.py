@@ -30,7 +30,7 @@ __all__ = ["PAIRS", "load_named_pair"]
 #: 8 = every file except every 8th.
 PAIRS = {"ngram3-5": (3, 0), "ngram4-5": (4, 0), "ngram5-5h": (5, 2), "ngram5-5x": (5, 8)}
 
-_LOADED = {}
+_LOADED: dict[tuple, ModelPair] = {}
 
 
 def load_named_pair(name, *, max_files=None):

@@ -106,7 +106,7 @@ class Tokenizer:
     def train(cls, texts, *, vocab_size):
         """Build the vocabulary from an iterable of texts (the most frequent tokens)."""
         check_int("vocab_size", vocab_size, 3)
-        counts = Counter()
+        counts: Counter[str] = Counter()
         for text in texts:
             counts.update(split(text))
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

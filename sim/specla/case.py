@@ -102,7 +102,8 @@ def parse_case(text):
     nodes = obj["nodes"]
     if not isinstance(nodes, list):
         raise ValueError(f"nodes must be a list, not {json.dumps(nodes)[:40]}")
-    parents, cols = [], {key: [] for key in _NODE_KEYS[1:]}
+    parents: list[int] = []
+    cols: dict[str, list] = {key: [] for key in _NODE_KEYS[1:]}
     for n, node in enumerate(nodes):
         where = f"nodes[{n}]"
         _keys(node, _NODE_KEYS, where)

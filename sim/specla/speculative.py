@@ -73,7 +73,9 @@ def speculative_greedy(target, draft, prompt, n_new, *, depth=4, branch=1, mode=
     check_int("depth", depth, 1)
     check_int("branch", branch, 1)
     t_state, d_state = _prefill(target, prompt), _prefill(draft, prompt)
-    pending, out, accepted, rounds = prompt[-1], [], [], 0
+    pending, rounds = prompt[-1], 0
+    out: list[int] = []
+    accepted: list[int] = []
     tried = hits = 0
     while len(out) < n_new:
         tokens, parents = _propose(draft, d_state, pending, depth, branch)

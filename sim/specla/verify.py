@@ -105,7 +105,7 @@ def check_path(parents, path):
             want = "the committed state (-1)" if prev == -1 else f"node {prev}"
             raise ValueError(f"accept is not a root path: node {n} (accept[{i}]) has parent "
                              f"{parents[n]}, not {want}")
-        prev = n
+        prev = int(n)
     return tuple(int(n) for n in path)
 
 
@@ -134,7 +134,9 @@ def replay_verify(S0, parents, q, k, v, beta, g):
     """
     parents = check_parents(parents)
     S0 = np.asarray(S0, dtype=float)
-    states, outs, us = [], [], []
+    states: list[np.ndarray] = []
+    outs: list[np.ndarray] = []
+    us: list[np.ndarray] = []
     for n, p in enumerate(parents):
         S, o, u = gdn_step(S0 if p < 0 else states[p], q[n], k[n], v[n], beta[n], g[n])
         states.append(S)

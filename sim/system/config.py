@@ -343,7 +343,7 @@ def load_config(overrides=(), *, platform_text=None, models_text=None, platform_
                         platform_path=platform_path)
 
 
-_LOADED = {}
+_LOADED: dict[tuple, "Platform"] = {}
 
 
 def _load_config(overrides=(), *, platform_text=None, models_text=None, platform_path=None):

@@ -24,227 +24,385 @@ AHASD specifics:
 * Queue descriptors cross the AXI interconnect (latency + size / width).
 
 Timing and energy of every pass come from :class:`ahasd.sim.system.systems.Timing`.
+
+Structure: the named state of a run is a :class:`_State` (the committed output, the unverified
+batches, and one task record per device activity: :class:`_Drafting`, :class:`_Verifying`,
+:class:`_Preverifying`); the loop starts what can start, then dispatches the earliest ending task
+to its handler by :class:`Event` (members in the order simultaneous events are handled). What a
+verification result commits and squashes is :func:`ahasd.sim.decoding.lookahead.settle`, the
+golden decoder's own rule; a pre-verification that finds a rejection settles its batch at once
+(squashing the batches behind it) and commits the verdict when the batch reaches the head.
 """
 
+import enum
 from collections import deque
+from dataclasses import dataclass, field
 
-from ahasd.sim.system.sources import Batch
+from ahasd.sim.decoding.lookahead import settle
+from ahasd.sim.system.deciders import Deciders
+from ahasd.sim.system.sources import Batch, Source
+from ahasd.sim.system.systems import SystemSpec, Timing
 from ahasd.sim.traces.decoding import batch_entropy
 
-__all__ = ["run_engine"]
+__all__ = ["run_engine", "EngineStats", "Event"]
 
 
-class _Stats:
-    def __init__(self):
-        self.busy = {}
-        self.energy_pj = {}
-        self.timeline = []
-        self.drafted = self.accepted = self.verifications = self.batches = 0
-        self.squashed = self.edc_suppressed = self.preverifies = self.preverify_rejects = 0
-        self.gts_switches = self.npu_passes = self.draft_tokens_total = 0
-        self.draft_tokens_done = self.tvc_decisions = self.edc_decisions = 0
-        self.draft_lengths = []
+class Event(enum.Enum):
+    """What ends next; members in the order events at the same time are handled."""
+    VERIFIED = 0       #: the verify device finished verifying the oldest unverified batch
+    PREVERIFIED = 1    #: the PIM finished pre-verifying a batch's first tokens
+    DRAFTED = 2        #: the draft device finished drafting a batch
+
+
+class _PimTask(enum.Enum):
+    """What the PIM ranks are set up for (a change is a GTS switch)."""
+    DRAFT = "draft"
+    PREVERIFY = "preverify"
+
+
+@dataclass
+class EngineStats:
+    """Counts, busy times and energies of one run (read by :mod:`ahasd.sim.system.runner`)."""
+    busy: dict[str, float] = field(default_factory=dict)        #: seconds busy, by device
+    energy_pj: dict[str, float] = field(default_factory=dict)   #: dynamic energy, by device
+    timeline: list[tuple[str, str, float, float]] = field(default_factory=list)
+    drafted: int = 0                 #: tokens of the verified batches (as drafted)
+    accepted: int = 0                #: of those, accepted
+    verifications: int = 0           #: batches settled (by the NPU or a pre-verification)
+    batches: int = 0                 #: batches started
+    squashed: int = 0
+    edc_suppressed: int = 0
+    preverifies: int = 0
+    preverify_rejects: int = 0
+    gts_switches: int = 0
+    npu_passes: int = 0
+    draft_tokens_total: int = 0      #: tokens drafted, squashed ones' started tokens included
+    draft_tokens_done: int = 0       #: tokens whose drafting finished
+    tvc_decisions: int = 0
+    edc_decisions: int = 0
+    draft_lengths: list[int] = field(default_factory=list)
 
     def charge(self, dev, kind, t0, t1, pj, keep_timeline):
+        """``dev`` was busy with ``kind`` from ``t0`` to ``t1`` and spent ``pj``."""
         self.busy[dev] = self.busy.get(dev, 0.0) + (t1 - t0)
         self.energy_pj[dev] = self.energy_pj.get(dev, 0.0) + pj
         if keep_timeline:
             self.timeline.append((dev, kind, t0, t1))
 
 
+@dataclass
+class _Drafting:
+    """The draft device drafting ``batch`` (started at ``batch.ready_t``)."""
+    batch: Batch
+    t_done: float
+    per_token: list[tuple[float, float]]     #: (end time, pJ) of each token
+
+
+@dataclass
+class _Verifying:
+    """The verify device verifying ``batch`` at KV length ``kv_len``."""
+    batch: Batch
+    t_start: float
+    t_done: float
+    kv_len: int
+    pj: float
+
+
+@dataclass
+class _Preverifying:
+    """The PIM running the target over the first ``length`` tokens of ``batch``."""
+    batch: Batch
+    length: int
+    t_start: float
+    t_done: float
+    pj: float
+
+
+@dataclass
+class _State:
+    """Everything that changes during a run, apart from the statistics."""
+    committed: list[int] = field(default_factory=list)
+    pending: deque[Batch] = field(default_factory=deque)    #: unverified batches, oldest first
+    drafting: _Drafting | None = None
+    verifying: _Verifying | None = None
+    preverifying: _Preverifying | None = None
+    waiting: bool = False            #: EDC stopped drafting until the next verification result
+    pim_task: _PimTask = _PimTask.DRAFT
+    next_id: int = 0
+    t: float = 0.0
+
+
 def run_engine(spec, timing, source, prompt, n_tokens, deciders=None, *, max_lookahead=4,
                keep_timeline=False):
-    """Run one decoding of ``n_tokens`` tokens; return ``(time_s, committed, stats)``."""
-    st = _Stats()
-    committed = []
-    pending = deque()
-    drafting = None          # (batch, t_done, per-token (t_end, pj))
-    verifying = None         # (batch, t_start, t_done, kv_len, pj)
-    preverify = None         # (batch, length, t_done)
-    waiting = False
-    pim_task = "draft"
-    next_id = 0
-    t = 0.0
-    asynchronous = spec.asynchronous
-    limit = max_lookahead if asynchronous else 1
-    use_edc = spec.edc and deciders is not None
-    use_tvc = spec.tvc and deciders is not None
-    same_dev = spec.draft_dev == spec.verify_dev
+    """Run one decoding of ``n_tokens`` tokens; return ``(time_s, committed, stats)``.
 
-    def spec_len():
-        return len(committed) + sum(len(b.tokens) for b in pending)
+    Parameters
+    ----------
+    spec : SystemSpec
+    timing : Timing
+    source : Source
+        Draft batches and verification outcomes (:mod:`ahasd.sim.system.sources`).
+    prompt : list of int
+    n_tokens : int
+    deciders : Deciders or None
+        EDC and TVC; None runs a system with EDC or TVC without them.
+    max_lookahead : int
+        Most unverified batches of an asynchronous system (a synchronous one has one).
+    keep_timeline : bool
+        Record every device activity in ``stats.timeline``.
 
-    def start_draft():
-        nonlocal next_id, pim_task
-        ctx = prompt + committed + [x for b in pending for x in b.tokens]
-        tokens, ents, rows, tidx = source.draft(next_id, ctx)
-        b = Batch(next_id, len(ctx) - len(prompt), tokens, ents, rows, tidx, len(tokens))
-        next_id += 1
-        st.batches += 1
-        t_cur = t
-        if pim_task != "draft" and spec.gts:
+    Returns
+    -------
+    (float, list of int, EngineStats)
+    """
+    engine = _Engine(spec, timing, source, list(prompt), n_tokens, deciders,
+                     max_lookahead=max_lookahead, keep_timeline=keep_timeline)
+    return engine.run()
+
+
+class _Engine:
+    """One run: the configuration, the :class:`_State`, the statistics and the handlers."""
+
+    def __init__(self, spec: SystemSpec, timing: Timing, source: Source, prompt: list[int],
+                 n_tokens: int, deciders: Deciders | None, *, max_lookahead: int,
+                 keep_timeline: bool):
+        self.spec, self.timing, self.source = spec, timing, source
+        self.prompt, self.n_tokens, self.keep_timeline = prompt, n_tokens, keep_timeline
+        self.limit = max_lookahead if spec.asynchronous else 1
+        self.edc = deciders if spec.edc else None      # the EDC and TVC in use, if any
+        self.tvc = deciders if spec.tvc else None
+        self.same_dev = spec.draft_dev == spec.verify_dev
+        self.st = EngineStats()
+        self.s = _State()
+        self.handlers = {Event.VERIFIED: self._on_verified,
+                         Event.PREVERIFIED: self._on_preverified,
+                         Event.DRAFTED: self._on_drafted}
+
+    def run(self):
+        """Until ``n_tokens`` are committed: start what can start, then handle the next event."""
+        s = self.s
+        while len(s.committed) < self.n_tokens:
+            if self._start_verify():
+                continue
+            self._start_pim()
+            nxt = self._next_event()
+            if nxt is None:          # nothing to wait for: the EDC stop lapses
+                s.waiting = False
+                continue
+            s.t, event = nxt
+            self.handlers[event]()
+        del s.committed[self.n_tokens:]
+        return s.t, s.committed, self.st
+
+    # -- starting tasks --------------------------------------------------------------------
+
+    def _start_verify(self):
+        """The verify device takes the oldest batch; one settled by a pre-verification commits
+        without a pass instead (return True: the loop starts over)."""
+        s = self.s
+        if s.verifying is not None or not s.pending or (self.same_dev and s.drafting is not None):
+            return False
+        head = s.pending[0]
+        if head.resolved is not None:
+            s.pending.popleft()
+            self._count_verification(head.drafted_len, head.resolved.accepted, False)
+            s.committed.extend(head.resolved.commit)
+            return True
+        kv = len(self.prompt) + len(s.committed)
+        dt, pj = self.timing.verify(len(head.tokens), kv)
+        s.verifying = _Verifying(head, s.t, s.t + dt, kv, pj)
+        return False
+
+    def _start_pim(self):
+        """The draft device drafts, or pre-verifies while an EDC stop makes it wait."""
+        s = self.s
+        pim_idle = (s.drafting is None and s.preverifying is None
+                    and not (self.same_dev and s.verifying is not None))
+        if not pim_idle:
+            return
+        if (not s.waiting and len(s.pending) < self.limit
+                and self._speculative_len() < self.n_tokens):
+            self._start_draft()
+        elif s.waiting and self.tvc is not None and s.verifying is not None:
+            self._start_preverify(self.tvc, s.verifying)
+
+    def _speculative_len(self):
+        return len(self.s.committed) + sum(len(b.tokens) for b in self.s.pending)
+
+    def _start_draft(self):
+        """Draft the next batch on top of the committed and unverified tokens."""
+        s, timing = self.s, self.timing
+        ctx = self.prompt + s.committed + [x for b in s.pending for x in b.tokens]
+        tokens, ents, rows, tidx = self.source.draft(s.next_id, ctx)
+        b = Batch(s.next_id, len(ctx) - len(self.prompt), tokens, ents, rows, tidx, len(tokens))
+        s.next_id += 1
+        self.st.batches += 1
+        t_cur = s.t
+        if s.pim_task != _PimTask.DRAFT and self.spec.gts:
             t_cur += timing.gts_switch_s
-            st.gts_switches += 1
-            pim_task = "draft"
-        per = []
+            self.st.gts_switches += 1
+            s.pim_task = _PimTask.DRAFT
+        per: list[tuple[float, float]] = []
         for i in range(len(tokens)):
             dt, pj = timing.draft_token(len(ctx) + i)
             t_cur += dt
             per.append((t_cur, pj))
-        t_done = t_cur + timing.draft_overhead_s(len(tokens), use_edc)
-        return b, t_done, per
+        t_done = t_cur + timing.draft_overhead_s(len(tokens), self.edc is not None)
+        b.ready_t = s.t
+        s.drafting = _Drafting(b, t_done, per)
 
-    def squash_all(t_now):
-        nonlocal drafting
-        victims = list(pending)
-        if drafting is not None:
-            b, _, per = drafting
-            spent = [pj for (te, pj) in per if te <= t_now]
-            part = per[len(spent)] if len(spent) < len(per) else None
+    def _start_preverify(self, tvc: Deciders, verifying: _Verifying):
+        """Ask TVC how many tokens of the next unverified batch to pre-verify, and start that."""
+        s, timing = self.s, self.timing
+        later = list(s.pending)[1:]
+        cand = next((b for b in later if b.resolved is None and b.preverified < len(b.tokens)),
+                    None)
+        if cand is None:
+            return
+        avail = sum(len(b.tokens) - b.preverified for b in later if b.resolved is None)
+        self.st.tvc_decisions += 1
+        now = int((s.t - verifying.t_start) * timing.npu_hz)
+        length = min(tvc.tvc_decide(verifying.kv_len, now, avail), len(cand.tokens))
+        t_start = s.t + timing.tvc_decide_s
+        if length <= cand.preverified:
+            return
+        if s.pim_task != _PimTask.PREVERIFY:
+            t_start += timing.gts_switch_s
+            self.st.gts_switches += 1
+            s.pim_task = _PimTask.PREVERIFY
+        dt, pj = timing.preverify(length, len(self.prompt) + cand.context_len)
+        s.preverifying = _Preverifying(cand, length, t_start, t_start + dt, pj)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _next_event(self):
+        """``(time, Event)`` of the earliest ending task (ties in :class:`Event` order), or
+        None when no task runs."""
+        s = self.s
+        best = None
+        for event, task in ((Event.VERIFIED, s.verifying), (Event.PREVERIFIED, s.preverifying),
+                            (Event.DRAFTED, s.drafting)):
+            if task is not None and (best is None or task.t_done < best[0]):
+                best = (task.t_done, event)
+        if best is None and not s.waiting:
+            raise RuntimeError("system engine stalled")  # pragma: no cover
+        return best
+
+    def _count_verification(self, drafted_len, accepted, full):
+        """Statistics, EDC and drafting policy of one settled batch."""
+        st = self.st
+        st.verifications += 1
+        st.drafted += drafted_len
+        st.accepted += accepted
+        st.draft_lengths.append(drafted_len)
+        if self.edc is not None:
+            self.edc.edc_verify(full)
+        self.source.observe(drafted_len, accepted)
+
+    def _on_verified(self):
+        """The NPU's result for the oldest batch: settle it; a rejection squashes every later
+        batch (and a running pre-verification); drafting resumes."""
+        s, st = self.s, self.st
+        v = s.verifying
+        assert v is not None
+        s.verifying = None
+        b, t = v.batch, s.t
+        st.charge(self.spec.verify_dev, "verify", v.t_start, t, v.pj, self.keep_timeline)
+        st.npu_passes += 1
+        n_acc, nxt = self.source.outcome(b, self.prompt + s.committed)
+        s.pending.popleft()
+        if self.tvc is not None:
+            self.tvc.tvc_record("nvct", int((t - v.t_start) * self.timing.npu_hz), v.kv_len)
+        verdict = settle(b.tokens, n_acc, nxt, later=bool(s.pending) or s.drafting is not None)
+        self._count_verification(len(b.tokens), n_acc, verdict.full)
+        s.committed.extend(verdict.commit)
+        if verdict.squash:
+            self._squash_all()
+            self._rewind(b)
+            p = s.preverifying
+            if p is not None:
+                st.charge(self.spec.draft_dev, "preverify", p.t_start, t, p.pj,
+                          self.keep_timeline)
+                s.preverifying = None
+        s.waiting = False
+
+    def _on_preverified(self):
+        """A pre-verification's result: a rejection settles the batch now (it commits at the
+        head without an NPU pass), squashes the batches behind it and lets the PIM draft on."""
+        s, st = self.s, self.st
+        p = s.preverifying
+        assert p is not None
+        s.preverifying = None
+        c, t = p.batch, s.t
+        st.charge(self.spec.draft_dev, "preverify", p.t_start, t, p.pj, self.keep_timeline)
+        st.preverifies += 1
+        if self.tvc is not None:
+            self.tvc.tvc_record("pvct", int((t - p.t_start) * self.timing.pim_hz), p.length)
+        n_acc, nxt = self.source.outcome(c, self.prompt + s.committed + _before(s.pending, c),
+                                         p.length)
+        # later=True: a pre-verification never commits a bonus token (the NPU verifies the
+        # whole batch when nothing was rejected)
+        verdict = settle(c.tokens[:p.length], n_acc, nxt, later=True)
+        if not verdict.squash:
+            c.preverified = p.length
+            return
+        st.preverify_rejects += 1
+        behind = list(s.pending)[list(s.pending).index(c) + 1:]
+        for _ in behind:
+            s.pending.pop()
+        st.squashed += len(behind)
+        c.tokens = c.tokens[:n_acc]
+        c.resolved = verdict
+        self._rewind(c)
+        s.waiting = False
+
+    def _on_drafted(self):
+        """A batch is drafted: queue it, and ask the EDC whether to keep drafting ahead."""
+        s, st = self.s, self.st
+        d = s.drafting
+        assert d is not None
+        s.drafting = None
+        b, per = d.batch, d.per_token
+        end = per[-1][0] if per else s.t
+        pj = sum(p for _, p in per)
+        st.charge(self.spec.draft_dev, "draft", b.ready_t, end, pj, self.keep_timeline)
+        st.draft_tokens_total += len(b.tokens)
+        st.draft_tokens_done += len(b.tokens)
+        if self.tvc is not None:
+            self.tvc.tvc_record("pdct", int((end - b.ready_t) * self.timing.pim_hz),
+                                len(b.tokens))
+        s.pending.append(b)
+        if self.edc is not None:
+            st.edc_decisions += 1
+            cont = self.edc.edc_draft(batch_entropy(b.entropy))
+            s.waiting = not cont
+            st.edc_suppressed += not cont
+
+    def _squash_all(self):
+        """Discard every unverified batch and the one being drafted (its tokens drafted so far,
+        and the one in progress, are charged)."""
+        s, st = self.s, self.st
+        victims = len(s.pending)
+        d = s.drafting
+        if d is not None:
+            spent = [pj for (te, pj) in d.per_token if te <= s.t]
+            part = d.per_token[len(spent)] if len(spent) < len(d.per_token) else None
             # the token in progress is charged in full (it had started)
             pj = sum(spent) + (part[1] if part else 0.0)
-            start = b.ready_t
-            st.charge(spec.draft_dev, "draft", start, max(start, t_now), pj, keep_timeline)
+            start = d.batch.ready_t
+            st.charge(self.spec.draft_dev, "draft", start, max(start, s.t), pj,
+                      self.keep_timeline)
             st.draft_tokens_total += len(spent) + (1 if part else 0)
             st.draft_tokens_done += len(spent)
-            victims.append(b)
-            drafting = None
-        st.squashed += len(victims)
-        pending.clear()
+            victims += 1
+            s.drafting = None
+        st.squashed += victims
+        s.pending.clear()
 
-    def npu_now_cycles():
-        return int((t - verifying[1]) * timing.npu_hz)
-
-    while len(committed) < n_tokens:
-        # 1. the verify device takes the oldest batch
-        if verifying is None and pending and not (same_dev and drafting is not None):
-            head = pending[0]
-            if head.resolved is not None:
-                n_acc, nxt = head.resolved
-                pending.popleft()
-                st.verifications += 1
-                st.drafted += head.drafted_len
-                st.accepted += n_acc
-                st.draft_lengths.append(head.drafted_len)
-                if use_edc:
-                    deciders.edc_verify(False)
-                source.observe(head.drafted_len, n_acc)
-                committed.extend(head.tokens[:n_acc])
-                committed.append(nxt)
-                continue
-            kv = len(prompt) + len(committed)
-            dt, pj = timing.verify(len(head.tokens), kv)
-            verifying = (head, t, t + dt, kv, pj)
-        # 2. the draft device drafts, or pre-verifies when EDC stopped it
-        pim_idle = drafting is None and preverify is None and not (same_dev and verifying)
-        if pim_idle and not waiting and len(pending) < limit and spec_len() < n_tokens:
-            b, t_done, per = start_draft()
-            b.ready_t = t
-            drafting = (b, t_done, per)
-        elif pim_idle and waiting and use_tvc and verifying is not None:
-            cand = next((b for b in list(pending)[1:] if b.resolved is None
-                         and b.preverified < len(b.tokens)), None)
-            if cand is not None:
-                avail = sum(len(b.tokens) - b.preverified for b in list(pending)[1:]
-                            if b.resolved is None)
-                st.tvc_decisions += 1
-                length = deciders.tvc_decide(verifying[3], npu_now_cycles(), avail)
-                length = min(length, len(cand.tokens))
-                t_start = t + timing.tvc_decide_s
-                if length > cand.preverified:
-                    if pim_task != "preverify":
-                        t_start += timing.gts_switch_s
-                        st.gts_switches += 1
-                        pim_task = "preverify"
-                    kvp = len(prompt) + cand.context_len
-                    dt, pj = timing.preverify(length, kvp)
-                    preverify = (cand, length, t_start, t_start + dt, pj)
-        # 3. the next event
-        ends = []
-        if verifying is not None:
-            ends.append((verifying[2], 0))
-        if preverify is not None:
-            ends.append((preverify[3], 1))
-        if drafting is not None:
-            ends.append((drafting[1], 2))
-        if not ends:
-            if waiting:          # nothing to wait for: the EDC stop lapses
-                waiting = False
-                continue
-            raise RuntimeError("system engine stalled")  # pragma: no cover
-        t, kind = min(ends)
-        if kind == 0:
-            b, t0, _, kv, pj = verifying
-            verifying = None
-            st.charge(spec.verify_dev, "verify", t0, t, pj, keep_timeline)
-            st.npu_passes += 1
-            n_acc, nxt = source.outcome(b, prompt + committed)
-            k = len(b.tokens)
-            full = n_acc == k
-            pending.popleft()
-            if use_tvc:
-                deciders.tvc_record("nvct", int((t - t0) * timing.npu_hz), kv)
-            st.verifications += 1
-            st.drafted += k
-            st.accepted += n_acc
-            st.draft_lengths.append(k)
-            if use_edc:
-                deciders.edc_verify(full)
-            source.observe(k, n_acc)
-            committed.extend(b.tokens[:n_acc])
-            later = bool(pending) or drafting is not None
-            if not (full and later):
-                committed.append(nxt)
-            if not full:
-                squash_all(t)
-                if hasattr(source, "rewind"):
-                    source.rewind(b)
-                if preverify is not None:
-                    c, length, t0p, _, pjp = preverify
-                    st.charge(spec.draft_dev, "preverify", t0p, t, pjp, keep_timeline)
-                    preverify = None
-            waiting = False
-        elif kind == 1:
-            c, length, t0p, _, pjp = preverify
-            preverify = None
-            st.charge(spec.draft_dev, "preverify", t0p, t, pjp, keep_timeline)
-            st.preverifies += 1
-            if use_tvc:
-                deciders.tvc_record("pvct", int((t - t0p) * timing.pim_hz), length)
-            n_acc, nxt = source.outcome(c, prompt + committed + _before(pending, c), length)
-            if n_acc < length:
-                st.preverify_rejects += 1
-                idx = list(pending).index(c)
-                behind = list(pending)[idx + 1:]
-                for _ in behind:
-                    pending.pop()
-                st.squashed += len(behind)
-                c.tokens = c.tokens[:n_acc]
-                c.resolved = (n_acc, nxt)
-                if hasattr(source, "rewind"):
-                    source.rewind(c)
-                waiting = False
-            else:
-                c.preverified = length
-        else:
-            b, _, per = drafting
-            drafting = None
-            pj = sum(p for _, p in per)
-            st.charge(spec.draft_dev, "draft", b.ready_t, per[-1][0] if per else t, pj,
-                      keep_timeline)
-            st.draft_tokens_total += len(b.tokens)
-            st.draft_tokens_done += len(b.tokens)
-            if use_tvc:
-                deciders.tvc_record("pdct", int(((per[-1][0] if per else t) - b.ready_t)
-                                                * timing.pim_hz), len(b.tokens))
-            pending.append(b)
-            if use_edc:
-                st.edc_decisions += 1
-                cont = deciders.edc_draft(batch_entropy(b.entropy))
-                waiting = not cont
-                st.edc_suppressed += not cont
-    del committed[n_tokens:]
-    return t, committed, st
+    def _rewind(self, batch):
+        rewind = getattr(self.source, "rewind", None)
+        if rewind is not None:
+            rewind(batch)
 
 
 def _before(pending, batch):

@@ -65,7 +65,8 @@ def _groups(cells, jobs=None, evaluate=DEFAULT_EVALUATOR):
     several tasks to balance). Any other evaluator: one cell per group, in the cells' order."""
     if evaluate != DEFAULT_EVALUATOR:
         return [[i] for i in range(len(cells))]
-    by_key, singles = {}, []
+    by_key: dict[tuple, list[int]] = {}
+    singles = []
     for i, c in enumerate(cells):
         k = decoding_key(c)
         if k is None:
@@ -76,12 +77,12 @@ def _groups(cells, jobs=None, evaluate=DEFAULT_EVALUATOR):
     if not jobs:
         return groups
     cap = max(1, len(cells) // (3 * jobs))
-    by_affinity = {}
+    by_affinity: dict[tuple, list[list[int]]] = {}
     for g in groups:
         by_affinity.setdefault(_affinity(cells[g[0]]), []).append(g)
     chained = []
     for members in by_affinity.values():
-        task = []
+        task: list[int] = []
         for g in members:
             if task and len(task) + len(g) > cap:
                 chained.append(task)
@@ -95,7 +96,7 @@ def _warm(cells):
     """Load every golden pair the cells decode with (and SpecDec++'s predictor where a cell
     uses it) once, here, before the workers fork."""
     from ahasd.sim.system.runner import DEFAULT_ACCEPTANCE_PAIR, prepare
-    need = {}
+    need: dict[tuple, bool] = {}
     for c in cells:
         if c.get("trace") is not None:
             continue
@@ -162,10 +163,10 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_
     if evaluate == DEFAULT_EVALUATOR:
         _warm(cells)    # the forked workers inherit what this process loaded
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
-        futures = {ex.submit(_run_group, [cells[i] for i in g], evaluate): g
-                   for g in _groups(cells, jobs, evaluate)}
-        for fut in done(futures):
-            for i, r in zip(futures[fut], fut.result()):
+        submitted = {ex.submit(_run_group, [cells[i] for i in g], evaluate): g
+                     for g in _groups(cells, jobs, evaluate)}
+        for fut in done(submitted):
+            for i, r in zip(submitted[fut], fut.result()):
                 out[i] = r
                 if progress:
                     progress()

@@ -32,10 +32,27 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
     from ahasd.sim.system.report import GRID_SYSTEMS, key
     plt = _plt()
     idx = _idx(rows)
-    names = []
     steps = [key(s, a) for s, a in GRID_SYSTEMS]
+    grid = (idx, pairs, policies, acceptance_pair)
+    names = [_save(plt, _ablation_plot(plt, grid, steps), out, "ablation.png"),
+             _save(plt, _specpim_plot(plt, grid), out, "ahasd_vs_specpim.png"),
+             _save(plt, _idle_plot(plt, grid, steps), out, "idle.png")]
+    # NPU / PIM activity timeline of one run
+    if timeline_run is not None:
+        names.append(write_timeline(timeline_run, out / "timeline.png"))
+    return names
 
-    # 1. ablation bars normalised to GPU-only (mean over pairs and policies)
+
+def _save(plt, fig, out, name):
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
+
+
+def _ablation_plot(plt, grid, steps):
+    """Ablation bars normalised to GPU-only (mean over pairs and policies)."""
+    idx, pairs, policies, acceptance_pair = grid
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, metric, title in ((axes[0], "throughput_tok_s", "throughput"),
                               (axes[1], "tokens_per_mj", "energy efficiency")):
@@ -58,12 +75,12 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
         ax.set_ylabel(f"{title} / GPU-only")
         ax.set_yscale("log")
         ax.set_title(f"{title} / GPU-only, mean (hatched: includes offload)", fontsize=10)
-    fig.tight_layout()
-    names.append("ablation.png")
-    fig.savefig(out / names[-1], dpi=100)
-    plt.close(fig)
+    return fig
 
-    # 2. AHASD vs SpecPIM per pair and policy
+
+def _specpim_plot(plt, grid):
+    """AHASD vs SpecPIM per pair and policy."""
+    idx, pairs, policies, acceptance_pair = grid
     fig, ax = plt.subplots(figsize=(10, 4))
     labels, vals, hatch = [], [], []
     for p in pairs:
@@ -80,15 +97,15 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
     ax.set_xticks(range(len(vals)), labels, fontsize=7)
     ax.set_ylabel("AHASD / SpecPIM throughput")
     ax.set_title("AHASD vs SpecPIM-like (hatched: offload)")
-    fig.tight_layout()
-    names.append("ahasd_vs_specpim.png")
-    fig.savefig(out / names[-1], dpi=100)
-    plt.close(fig)
+    return fig
 
-    # 3. idle time per device, one pair and policy per system
+
+def _idle_plot(plt, grid, steps):
+    """Idle time per device, one pair and policy per system."""
+    idx, pairs, policies, acceptance_pair = grid
     fig, ax = plt.subplots(figsize=(10, 4))
     p0, q0 = pairs[0], "adaedl" if "adaedl" in policies else policies[0]
-    xs, busy, idle, lab = [], [], [], []
+    busy, idle, lab = [], [], []
     for s in steps:
         r = idx.get((acceptance_pair, p0, q0, s))
         if not r:
@@ -104,15 +121,7 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
     ax.set_ylabel("fraction of the run")
     ax.set_title(f"busy and idle time per device ({p0}, {q0})")
     ax.legend()
-    fig.tight_layout()
-    names.append("idle.png")
-    fig.savefig(out / names[-1], dpi=100)
-    plt.close(fig)
-
-    # 4. NPU / PIM activity timeline of one run
-    if timeline_run is not None:
-        names.append(write_timeline(timeline_run, out / "timeline.png"))
-    return names
+    return fig
 
 
 def write_timeline(run, path):

@@ -10,6 +10,7 @@ them beside the paper's with ours/paper.
 """
 
 import statistics
+from typing import Any
 
 __all__ = ["PAPER_PAIRS", "GRID_POLICIES", "GRID_SYSTEMS", "ACCEPTANCE_PAIRS", "PAPER",
            "grid_cells", "headlines", "summary_markdown", "key"]
@@ -22,7 +23,7 @@ GRID_SYSTEMS = (("gpu", None), ("phone-gpu", None), ("specpim", None), ("npu-lpd
 ACCEPTANCE_PAIRS = ("ngram3-5", "ngram4-5", "ngram5-5x")
 
 #: The paper's headlines and the authors' reproducibility guide (see the module docstring).
-PAPER = {
+PAPER: dict[str, Any] = {
     "throughput_vs_gpu_max": 4.2, "energy_vs_gpu_max": 5.6,
     "throughput_vs_specpim_max": 1.5, "energy_vs_specpim_mean": 1.24,
     "ablation_throughput": {"async": 2.2, "aau": 2.7, "edc": 3.4, "tvc": 3.8},
@@ -144,6 +145,17 @@ def _line(name, ours, paper):
 
 def summary_markdown(h):
     """The headline table (ours, paper, ours/paper) plus the alternative-baseline figures."""
+    lines = _paper_lines(h) + _phone_gpu_lines(h) + _acceptance_lines(h)
+    lines += ["", "Cells run with the offload model (weights streamed over the host link): "
+              + (", ".join(h["offloaded_cells"]) or "none") + ".",
+              f"TVC saturated records and decisions over the grid: {h['tvc_saturated']}."]
+    if h["errors"]:
+        lines.append("Cells that failed: " + "; ".join(h["errors"]))
+    return "\n".join(lines) + "\n"
+
+
+def _paper_lines(h):
+    """The headline table: ours beside the paper's."""
     P = PAPER
     g, s, n = h["vs_gpu"], h["vs_specpim"], h["vs_npu-lpddr5"]
     lines = ["# AHASD reproduction: headlines beside the paper's", "",
@@ -181,8 +193,13 @@ def summary_markdown(h):
                                P["grid_throughput"][pair][i]))
             lines.append(_line(f"{pair} {pol}: energy efficiency vs GPU-only{mark}",
                                d["energy_efficiency"][i], P["grid_energy"][pair][i]))
-    lines += ["", "## The phone-GPU baseline (the same ratios against a GPU on the phone's LPDDR5)",
-              "", "| ratio | mean | max |", "|---|---|---|"]
+    return lines
+
+
+def _phone_gpu_lines(h):
+    """The same ratios against a GPU on the phone's LPDDR5."""
+    lines = ["", "## The phone-GPU baseline (the same ratios against a GPU on the phone's LPDDR5)",
+             "", "| ratio | mean | max |", "|---|---|---|"]
     ph = h["vs_phone-gpu"]
     lines.append(f"| throughput vs phone GPU | {_f(ph['throughput']['mean'])} | "
                  f"{_f(ph['throughput']['max'])} |")
@@ -191,17 +208,17 @@ def summary_markdown(h):
     for abl, a in h["ablation_vs_phone-gpu"].items():
         lines.append(f"| ablation {abl} vs phone GPU (throughput / energy, mean) | "
                      f"{_f(a['throughput'])} / {_f(a['energy_efficiency'])} | |")
-    lines += ["", "## Per acceptance level (AdaEDL, mean over pairs; full AHASD over each "
-              "baseline)",
-              "", "| golden pair | acceptance | vs GPU thr/energy | vs phone GPU | vs SpecPIM | "
-              "vs NPU+LPDDR5 |", "|---|---|---|---|---|---|"]
+    return lines
+
+
+def _acceptance_lines(h):
+    """Full AHASD over each baseline per golden pair (acceptance level)."""
+    lines = ["", "## Per acceptance level (AdaEDL, mean over pairs; full AHASD over each "
+             "baseline)",
+             "", "| golden pair | acceptance | vs GPU thr/energy | vs phone GPU | vs SpecPIM | "
+             "vs NPU+LPDDR5 |", "|---|---|---|---|---|---|"]
     for acc, d in h["per_acceptance"].items():
         cols = [f"{_f(d[f'vs_{b}']['throughput'])} / {_f(d[f'vs_{b}']['energy_efficiency'])}"
                 for b in ("gpu", "phone-gpu", "specpim", "npu-lpddr5")]
         lines.append(f"| {acc} | {_f(d['acceptance_rate'], 3)} | " + " | ".join(cols) + " |")
-    lines += ["", "Cells run with the offload model (weights streamed over the host link): "
-              + (", ".join(h["offloaded_cells"]) or "none") + ".",
-              f"TVC saturated records and decisions over the grid: {h['tvc_saturated']}."]
-    if h["errors"]:
-        lines.append("Cells that failed: " + "; ".join(h["errors"]))
-    return "\n".join(lines) + "\n"
+    return lines

@@ -19,21 +19,26 @@ first such run records it and later runs with the same key replay it (checked ca
 
 from copy import deepcopy
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
 from ahasd.spec.params import check_choice, check_positive
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
+from ahasd.sim.system.sources import Source
 from ahasd.sim.system.systems import Timing, make_spec, placement
+
+if TYPE_CHECKING:
+    from ahasd.sim.decoding.policies import AcceptancePredictor
 
 __all__ = ["SimResult", "simulate", "prepare", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
-_PREDICTORS = {}
+_PREDICTORS: dict[tuple, "AcceptancePredictor"] = {}
 #: recorded decodings of synchronous runs, by what alone determines them (see simulate)
-_DECODINGS = {}
+_DECODINGS: dict[tuple, list] = {}
 
 
 @dataclass
@@ -88,7 +93,7 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
     if fixed_len is not None:
         return FixedPolicy(k=fixed_len, max_len=fixed_len)
     check_choice("policy", name, tuple(POLICIES))
-    params = {}
+    params: dict[str, Any] = {}
     if name == "specdecpp":
         key = (lm_pair.name, seed)
         if key not in _PREDICTORS:
@@ -121,11 +126,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     of :class:`GoldenDeciders` resolved from the configuration, when the system has EDC or TVC
     and no ``deciders`` is given; a system without them never calls it.
     """
-    import numpy as np  # noqa: F401 - the sources need it
-
     from ahasd.sim.decoding import golden
-    from ahasd.sim.system.sources import (LiveSource, RecordingSource, ReplaySource,
-                                          TraceSource)
+    from ahasd.sim.system.sources import TraceSource
 
     cfg = cfg or load_config(overrides)
     check_choice("edc", edc, ("committed", "anchor"))
@@ -138,43 +140,26 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     # feedback and pre-verify queues never hold more than one entry in this model (one NPU
     # verification and one pre-verification in flight), so their depths never bind.
     lookahead = min(cfg.controller.max_lookahead_batches, cfg.controller.draft_queue_depth)
+    lm = None
     if trace is not None:
-        records = trace
-        prompt = list(records[0]["prompt"])
-        source = TraceSource(records)
-        kv_tokens = len(prompt) + n_tokens + 8 * lookahead
+        prompt = list(trace[0]["prompt"])
+        source: Source = TraceSource(trace)
     else:
         from ahasd.sim.decoding.pairs import load_named_pair
         lm = load_named_pair(acceptance_pair, max_files=max_files)
         prompt = lm.tokenizer.encode(golden.PROMPTS[0])
-        kv_tokens = len(prompt) + n_tokens + 8 * lookahead
+    kv_tokens = len(prompt) + n_tokens + 8 * lookahead
     stream, notes = placement(cfg, spec, draft, target, kv_tokens, offload=offload)
     timing = Timing(cfg, spec, draft, target, stream)
     record = None
-    if trace is None:
-        reusable = (not spec.asynchronous and not spec.edc and not spec.tvc
-                    and (spec.fixed_len is not None or policy != "banditspec"))
+    if lm is not None:
         dkey = (acceptance_pair, f"fixed{spec.fixed_len}" if spec.fixed_len else policy,
                 n_tokens, seed, max_files, greedy, golden.PROMPTS[0])
-        if reusable and dkey in _DECODINGS:
-            source = ReplaySource(_DECODINGS[dkey])
-        else:
-            pol = _policy(policy, lm, seed, timing, spec.fixed_len)
-            source = LiveSource(lm, pol, seed=seed, greedy=greedy)
-            if reusable:
-                source = record = RecordingSource(source)
+        source, record = _live_source(lm, spec, timing, policy, dkey, seed=seed, greedy=greedy)
     if deciders is None and (spec.edc or spec.tvc):
-        ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
-        tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
-        factory = deciders_factory or GoldenDeciders
-        deciders = factory(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
-                           tvc_params=tvc_params, edc_params=edc_params,
-                           prescale_bits=cfg.controller.tvc_prescale_bits)
+        deciders = _deciders(cfg, edc, tvc_params, edc_params, deciders_factory or GoldenDeciders)
     if spec.tvc:
-        kv0 = len(prompt) + n_tokens // 2   # offline profile at the run's mean KV length
-        deciders.tvc_preset("nvct", int(timing.verify(4, kv0)[0] * timing.npu_hz), kv0)
-        deciders.tvc_preset("pdct", int(timing.draft_token(kv0)[0] * timing.pim_hz), 1)
-        deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
+        _tvc_presets(deciders, timing, len(prompt) + n_tokens // 2)
     t, out, st = run_engine(spec, timing, source, prompt, n_tokens, deciders,
                             max_lookahead=lookahead, keep_timeline=keep_timeline)
     if record is not None:
@@ -183,6 +168,38 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
                 acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
     r.output_tokens = out
     return r
+
+
+def _live_source(lm, spec, timing, policy, dkey, *, seed, greedy):
+    """Live golden decoding on ``lm``, or the replay of a recorded synchronous decoding with the
+    same key ``dkey`` (see :func:`simulate`); return ``(source, recorder or None)``."""
+    from ahasd.sim.system.sources import LiveSource, RecordingSource, ReplaySource
+    reusable = (not spec.asynchronous and not spec.edc and not spec.tvc
+                and (spec.fixed_len is not None or policy != "banditspec"))
+    if reusable and dkey in _DECODINGS:
+        return ReplaySource(_DECODINGS[dkey]), None
+    pol = _policy(policy, lm, seed, timing, spec.fixed_len)
+    live = LiveSource(lm, pol, seed=seed, greedy=greedy)
+    if not reusable:
+        return live, None
+    record = RecordingSource(live)
+    return record, record
+
+
+def _deciders(cfg, edc, tvc_params, edc_params, factory):
+    """The EDC and TVC built by ``factory`` from the configuration (see :func:`simulate`)."""
+    ratio = round(cfg.pim.freq_mhz / cfg.npu.freq_mhz * (1 << FREQ_FRAC_BITS))
+    tvc_params = {"ratio_bits": cfg.controller.tvc_ratio_bits, **(tvc_params or {})}
+    return factory(edc_variant=edc, freq_ratio=ratio or DEFAULT_FREQ_RATIO,
+                   tvc_params=tvc_params, edc_params=edc_params,
+                   prescale_bits=cfg.controller.tvc_prescale_bits)
+
+
+def _tvc_presets(deciders, timing, kv0):
+    """TVC's offline profile, at the run's mean KV length ``kv0``."""
+    deciders.tvc_preset("nvct", int(timing.verify(4, kv0)[0] * timing.npu_hz), kv0)
+    deciders.tvc_preset("pdct", int(timing.draft_token(kv0)[0] * timing.pim_hz), 1)
+    deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
 
 
 def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, notes, deciders,

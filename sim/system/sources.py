@@ -16,14 +16,17 @@ rejection rewinds to the batch after the rejected one. The recorded policy's len
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
+from ahasd.sim.decoding.lookahead import Verdict
 from ahasd.sim.decoding.ngram import NGramModel, entropy_nats
 from ahasd.sim.decoding.policies import DraftStep
 from ahasd.sim.decoding.speculative import accept_prob, residual
 
-__all__ = ["Batch", "LiveSource", "TraceSource", "DistCache", "DISTS"]
+__all__ = ["Batch", "Source", "LiveSource", "TraceSource", "RecordingSource", "ReplaySource",
+           "DistCache", "DISTS"]
 
 
 @dataclass
@@ -37,9 +40,28 @@ class Batch:
     trace_index: int = -1            #: position in the trace (trace source)
     drafted_len: int = 0             #: tokens drafted (before any pre-verify truncation)
     preverified: int = 0             #: leading tokens pre-verified and accepted
-    resolved: tuple | None = None    #: (accepted, next token) found by a pre-verification
+    resolved: Verdict | None = None  #: settled by a pre-verification that found a rejection
     ready_t: float = 0.0
     token_t: list = field(default_factory=list)
+
+
+class Source(Protocol):
+    """What the engine asks a source (a source may also have ``rewind(batch)``, called after a
+    rejection of ``batch``: :class:`TraceSource`)."""
+
+    def draft(self, batch_id: int, context: list[int]) -> tuple[list, list, object, int]:
+        """``(tokens, entropies, draft rows or None, trace index)`` of one batch after
+        ``context``."""
+        ...
+
+    def outcome(self, batch: Batch, context: list[int],
+                length: int | None = None) -> tuple[int, int]:
+        """``(accepted, next_token)`` of verifying the batch's first ``length`` tokens."""
+        ...
+
+    def observe(self, drafted: int, accepted: int) -> None:
+        """A batch of ``drafted`` tokens was settled with ``accepted`` of them accepted."""
+        ...
 
 
 def _sample(rng, dist):
@@ -84,7 +106,7 @@ class DistCache:
 
     def __init__(self, max_bytes=256 << 20):
         self.max_bytes = max_bytes
-        self._rows = OrderedDict()
+        self._rows: OrderedDict[tuple, _Row] = OrderedDict()
         self.bytes = self.hits = self.misses = 0
 
     def clear(self):
@@ -94,10 +116,10 @@ class DistCache:
     def row(self, model, context, *, cdf=False):
         """The row after ``context``; with ``cdf`` its cumulative sum is there too."""
         if not isinstance(model, NGramModel):
-            r = _Row(model.next_dist(context))
+            row = _Row(model.next_dist(context))
             if cdf:
-                r.cdf = np.cumsum(r.p)
-            return r
+                row.cdf = np.cumsum(row.p)
+            return row
         n = model.order - 1
         key = (model, tuple(context[-n:]) if n else ())
         r = self._rows.get(key)

@@ -117,7 +117,7 @@ def placement(cfg, spec, draft, target, kv_tokens, *, offload):
     return stream, notes
 
 
-_MEMOS = {}
+_MEMOS: dict[tuple, dict] = {}
 
 
 class Timing:

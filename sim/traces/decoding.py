@@ -96,7 +96,8 @@ class _Checker:
                                         MAX_UNVERIFIED)
         if "seed" in head:
             check_int(n, "seed", head["seed"], 0, (1 << 64) - 1)
-        self.pending = deque()      # (batch id, k, draft record) of unverified batches
+        # (batch id, k, draft record) of unverified batches
+        self.pending: deque[tuple[int, int, dict]] = deque()
         self.last_id = -1           # highest batch id drafted or squashed while drafting
         self.t = 0.0
         self.ended = False
@@ -343,6 +344,7 @@ def stats(records, *, bins=10, h_max=10.0):
         else:
             end = rec
     hist.flush()
+    assert head is not None and end is not None   # checked records have both
     output = len(end["output"])
     return {
         "policy": head["policy"],

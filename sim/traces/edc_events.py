@@ -52,7 +52,7 @@ def run_lengths_cycles(rng, n, thresholds=None):
     rejections (every verify squashes), bursts of back-to-back drafts and idle gaps
     (``thresholds`` as for :func:`random_cycles`)."""
     thresholds = _thresholds(thresholds)
-    cycles = []
+    cycles: list[tuple[int | None, bool | None]] = []   # (entropy code, verify full)
     while len(cycles) < n:
         phase = rng.choice(["accept", "reject", "burst", "idle"])
         length = rng.randint(20, 200)

@@ -35,7 +35,8 @@ def _decoding_events(batches, seed, vocab, max_len, lookahead):
     """The events of :func:`decoding_lines` (without header and end): dicts, then the output
     tokens emitted by each verify through ``emit``."""
     rng = random.Random(seed)
-    t, next_id, pending, verified = 0.0, 0, [], 0
+    t, next_id, verified = 0.0, 0, 0
+    pending: list[tuple[int, list[int]]] = []    # (batch id, tokens) of unverified batches
     while verified < batches:
         while len(pending) < lookahead:
             k = rng.randint(1, max_len)

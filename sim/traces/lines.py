@@ -44,7 +44,7 @@ class _Reject(ValueError):
 #: Integers already parsed, by their text: token ids and counts repeat, and a list of shared
 #: int objects costs 8 bytes an item instead of 36 (the end line of a decoding trace holds every
 #: output token).
-_INTS = {}
+_INTS: dict[str, int] = {}
 _INTS_MAX = 1 << 15
 
 
@@ -77,7 +77,12 @@ def _object(pairs):
     result = dict(pairs)
     if len(result) != len(pairs):
         seen = set()
-        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        dup = None
+        for k, _ in pairs:        # the first key seen twice
+            if k in seen:
+                dup = k
+                break
+            seen.add(k)
         raise _Reject(f"duplicate key {show(dup)}")
     return result
 

@@ -59,8 +59,8 @@ def _transaction(number, item, limits):
     missing, extra = sorted(keys - item.keys()), sorted(item.keys() - keys)
     if missing or extra:
         what = "; ".join(filter(None, [
-            missing and f"missing {', '.join(missing)}",
-            extra and f"unknown {names(extra)}"]))
+            f"missing {', '.join(missing)}" if missing else None,
+            f"unknown {names(extra)}" if extra else None]))
         raise TraceError(number, f"{op}: {what}")
     if "table" in keys and item["table"] not in TABLES:
         raise TraceError(number, f"table must be one of {', '.join(TABLES)}, "
@@ -230,7 +230,7 @@ def boundary_trace(decisions, *, seed=0, params=None):
         ops.append(item)
         apply(model, item)
 
-    ops = []
+    ops: list[dict] = []
     for table in TABLES:
         add({"op": "preset", "table": table, "ratio": rng.randrange(1, whole + 1) << 8})
     # Every trace starts on the ratio saturation threshold: one record below, on and above it.

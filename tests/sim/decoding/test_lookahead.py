@@ -7,7 +7,7 @@ import pytest
 
 from ahasd.sim.blocks.edc import EDC
 from ahasd.sim.decoding.golden import build_policy
-from ahasd.sim.decoding.lookahead import decode
+from ahasd.sim.decoding.lookahead import decode, settle
 from ahasd.sim.decoding.ngram import load_pair
 from ahasd.sim.decoding.policies import FixedPolicy, SVIPPolicy, make_policy
 from ahasd.sim.traces.decoding import validate
@@ -199,3 +199,29 @@ def test_greedy_lookahead_equals_target_greedy_long(edc):
 def test_sampled_output_distribution_equals_target_long():
     observed, expected = sampled_joint_counts(60000, seed=2024, max_unverified=4)
     assert chi_square(observed, expected) < chi_square_critical(len(expected) - 1, 1e-3)
+
+
+@pytest.mark.parametrize("tokens, accepted, later, commit, emitted, squash", [
+    ([5, 6, 7], 1, True, [5, 9], 9, True),       # rejection: residual, later batches squashed
+    ([5, 6, 7], 0, False, [9], 9, True),
+    ([5, 6], 2, True, [5, 6], None, False),      # full accept, a later batch: no bonus token
+    ([5, 6], 2, False, [5, 6, 9], 9, False),     # full accept, nothing later: the bonus token
+])
+def test_the_commit_rule(tokens, accepted, later, commit, emitted, squash):
+    v = settle(tokens, accepted, 9, later=later)
+    assert (v.commit, v.emitted, v.squash, v.full, v.accepted) == (
+        commit, emitted, squash, accepted == len(tokens), accepted)
+
+
+def test_decode_settles_every_verification_by_the_rule(pair, monkeypatch):
+    from ahasd.sim.decoding import lookahead
+    calls = []
+
+    def spy(*args, **kw):
+        calls.append(args)
+        return settle(*args, **kw)
+
+    monkeypatch.setattr(lookahead, "settle", spy)
+    res = decode(pair.draft, pair.target, [2, 3], n_tokens=60, policy=FixedPolicy(k=3),
+                 rng=np.random.default_rng(4), max_unverified=3)
+    assert len(calls) == res.verifications > 0

@@ -152,3 +152,19 @@ def test_edc_anchor_variant_runs_and_decides_differently():
     committed, anchor = run("ahasd", "edc"), run("ahasd", "edc", edc="anchor")
     assert anchor.edc == "anchor" and anchor.throughput_tok_s <= anchor.bound_tok_s
     assert (anchor.edc_suppressed, anchor.time_s) != (committed.edc_suppressed, committed.time_s)
+
+
+def test_the_engine_settles_by_the_golden_decoders_rule(monkeypatch):
+    """Every NPU verification and every pre-verification goes through lookahead.settle."""
+    from ahasd.sim.decoding.lookahead import settle
+    from ahasd.sim.system import engine
+    calls = []
+
+    def spy(*args, **kw):
+        calls.append(args)
+        return settle(*args, **kw)
+
+    monkeypatch.setattr(engine, "settle", spy)
+    r = run("ahasd", "tvc", tokens=300)
+    assert r.preverifies > 0 and r.preverify_rejects > 0
+    assert len(calls) == r.npu_passes + r.preverifies
