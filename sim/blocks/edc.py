@@ -88,7 +88,7 @@ class EDC:
         # EDC.h does: its commit and rollback copy the tables, not the pointer).
         self.leht_ptr = 0
         self.llr = 0
-        self.fifo = deque()                   # committed only: (index, bucket), oldest left
+        self.fifo: deque[tuple[int, int]] = deque()   # committed only: (index, bucket), oldest left
         self.decisions = self.suppressed = self.verifications = 0
         self.squashes = self.fifo_drops = 0
 
@@ -232,7 +232,8 @@ def score_events(edc, events):
     Returns ``(decisions, score)``: the list of :class:`Decision` (one per draft) and an
     :class:`EDCScore`.
     """
-    decisions, pending, score = [], deque(), EDCScore()
+    decisions, score = [], EDCScore()
+    pending: deque = deque()
     for op, value in events:
         if op == "draft":
             decision = edc.draft(value)

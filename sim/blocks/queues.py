@@ -42,7 +42,7 @@ class QueueModel:
 
     def __init__(self, *, depth=None):
         self.depth = check_positive("depth", depth, integer=True, optional=True)
-        self.entries = deque()
+        self.entries: deque = deque()
         self.pushed = 0
         self.popped = 0
 
@@ -80,7 +80,7 @@ class SquashQueueModel:
     """
 
     def __init__(self):
-        self.entries = deque()  # (epoch, item)
+        self.entries: deque[tuple[int, object]] = deque()  # (epoch, item)
         self.w_epoch = 0
         self.r_epoch = 0
         self.pushed = 0
