@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo lint test regress coverage mutate verilog area fpga board fw-test reproduce bench \
+.PHONY: venv demo lint test cocotb regress coverage mutate verilog area fpga board fw-test reproduce bench \
         clean distclean
 
 venv: $(STAMP)
@@ -30,6 +30,10 @@ lint: venv
 # pytest exits 5 when no test ran; that is a failure here (as is any other non-zero status).
 test: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m "not regress" tests
+
+# Only the cocotb + Verilator tier. AHASD_WAVES=1 writes a VCD per test under build/waves/.
+cocotb: venv
+	$(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
