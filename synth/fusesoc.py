@@ -6,11 +6,15 @@ waivers of :data:`ahasd.synth.verilator.LINT_WAIVERS`, top module = block name),
 ``default`` target with every file. The core's description and a comment per fileset record the
 constructor parameters the Verilog was generated with. Run offline with
 ``fusesoc --cores-root DIR run --target lint_edc ahasd:ahasd:blocks``.
+
+The core describes every block written to its folder, not only the last command's: a later
+``ahasd verilog BLOCK -o DIR`` keeps the blocks that the core already lists and whose ``.v`` is
+still there (:func:`core_blocks`), in :func:`ahasd.hw.blocks.block_names` order.
 """
 
 import inspect
 
-__all__ = ["CORE_NAME", "CORE_FILE", "core_text", "generated_parameters"]
+__all__ = ["CORE_NAME", "CORE_FILE", "core_text", "core_blocks", "generated_parameters"]
 
 CORE_NAME = "ahasd:ahasd:blocks:0.1.0"
 CORE_FILE = "ahasd_blocks.core"
@@ -29,6 +33,24 @@ def generated_parameters(name):
 
 def _quote(text):
     return "'" + str(text).replace("'", "''") + "'"
+
+
+def core_blocks(folder, names):
+    """The blocks a core in ``folder`` should list after writing ``names``: ``names`` and every
+    block of an existing core there (its ``rtl_<name>`` filesets) whose ``<name>.v`` is still in
+    ``folder``, in :func:`ahasd.hw.blocks.block_names` order."""
+    import re
+    from pathlib import Path
+
+    from ahasd.hw.blocks import block_names
+    folder = Path(folder)
+    kept = set(names)
+    core = folder / CORE_FILE
+    if core.is_file():
+        listed = re.findall(r"^  rtl_(\w+):$", core.read_text(encoding="utf-8", errors="replace"),
+                            flags=re.MULTILINE)
+        kept |= {n for n in listed if n in block_names() and (folder / f"{n}.v").is_file()}
+    return [n for n in block_names() if n in kept]
 
 
 def core_text(names):

@@ -33,10 +33,11 @@ def write_verilog(name, folder, lint=True):
 
 
 def write_core(names, folder):
-    """Write the FuseSoC core describing ``folder/<name>.v`` for ``names``; return its path."""
-    from ahasd.synth.fusesoc import CORE_FILE, core_text
+    """Write the FuseSoC core describing ``folder/<name>.v`` for ``names`` and the blocks the
+    folder's core already lists (:func:`ahasd.synth.fusesoc.core_blocks`); return its path."""
+    from ahasd.synth.fusesoc import CORE_FILE, core_blocks, core_text
     path = Path(folder) / CORE_FILE
-    path.write_text(core_text(names))
+    path.write_text(core_text(core_blocks(folder, names)))
     return path
 
 

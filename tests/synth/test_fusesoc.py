@@ -40,3 +40,22 @@ def test_core_lists_and_lints(tmp_path, capsys):
     bad = run_fusesoc(out, "run", "--build-root", str(tmp_path / "build"), "--target",
                       "lint_gts", CORE_NAME)
     assert bad.returncode != 0 and "BLKSEQ" in bad.stdout + bad.stderr
+
+
+def test_one_core_lists_every_block_written_to_the_folder(tmp_path, capsys):
+    """verilog edc, then gts, into one folder: the core lists and lints both (a block whose .v
+    is gone drops out)."""
+    out = tmp_path / "v"
+    assert main(["verilog", "gts", "-o", str(out), "--no-lint"]) == 0
+    assert main(["verilog", "edc", "-o", str(out), "--no-lint"]) == 0
+    core = (out / CORE_FILE).read_text()
+    assert "  rtl_edc:" in core and "  rtl_gts:" in core
+    assert "lint_edc:" in core and "lint_gts:" in core
+    for block in ("edc", "gts"):
+        lint = run_fusesoc(out, "run", "--build-root", str(tmp_path / f"build-{block}"),
+                           "--target", f"lint_{block}", CORE_NAME)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+    (out / "gts.v").unlink()
+    assert main(["verilog", "edc", "-o", str(out), "--no-lint"]) == 0
+    core = (out / CORE_FILE).read_text()
+    assert "  rtl_edc:" in core and "rtl_gts" not in core
