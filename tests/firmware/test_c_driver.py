@@ -41,6 +41,27 @@ def test_c_enums_and_register_list_match_the_python_side(tmp_path):
     assert [int(a) for a in registers] == sorted(r.address for r in load().registers)
 
 
+def test_c_defaults_are_the_register_map_s_reset_values(tmp_path):
+    """ahasd_config_defaults against the reset values that systemrdl-compiler reads from
+    hw/regs.rdl (not the generated header the C code uses)."""
+    out = _run_unit_tests(tmp_path, sanitize=False)
+    assert out[0] == "ok (0 failures)"
+    line = next(line for line in out if line.startswith("defaults "))
+    got = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+    regs = {r.ident: {f.name: f.reset for f in r.fields} for r in load().registers}
+    def reset(reg, field):
+        return regs[reg][field]
+    assert got["edc_mode"] == reset("EDC_CTRL", "mode")
+    assert got["freq_ratio"] == reset("TVC_FREQ_RATIO", "ratio")
+    assert [got["nvct"], got["pdct"], got["pvct"]] == [
+        reset("TVC_NVCT_PRESET", "ratio"), reset("TVC_PDCT_PRESET", "ratio"),
+        reset("TVC_PVCT_PRESET", "ratio")]
+    assert got["max_len"] == reset("TVC_CTRL", "max_len")
+    assert got["tvc_enable"] == 1 - reset("TVC_CTRL", "disable")
+    assert got["draft_mask"] == reset("GTS_DRAFT_MASK", "mask")
+    assert got["preverify_mask"] == reset("GTS_PREVERIFY_MASK", "mask")
+
+
 def test_riscv32_freestanding_build(tmp_path):
     objects, image = riscv_build(tmp_path)
     sizes = elf_sizes(image)

@@ -308,6 +308,52 @@ static void test_run(void) {
     CHECK(dev.interrupts - before == 4);
 }
 
+/* Every field of the defaults is set (none left over from the caller) and each TVC preset
+   goes to its own table; the Python side compares the printed values with the register map. */
+static void test_config_defaults(void) {
+    ahasd_config c;
+    memset(&c, 0xA5, sizeof c);
+    ahasd_config_defaults(&c);
+    CHECK(c.preset[0] == AHASD_CTRL__TVC_NVCT_PRESET__RATIO_reset);
+    CHECK(c.preset[1] == AHASD_CTRL__TVC_PDCT_PRESET__RATIO_reset);
+    CHECK(c.preset[2] == AHASD_CTRL__TVC_PVCT_PRESET__RATIO_reset);
+    printf("defaults edc_mode=%u freq_ratio=%u nvct=%u pdct=%u pvct=%u max_len=%u tvc_enable=%d"
+           " draft_mask=%u preverify_mask=%u", (unsigned)c.edc_mode, (unsigned)c.freq_ratio,
+           (unsigned)c.preset[0], (unsigned)c.preset[1], (unsigned)c.preset[2],
+           (unsigned)c.max_len, c.tvc_enable, (unsigned)c.draft_mask,
+           (unsigned)c.preverify_mask);
+    for (int q = 0; q < AHASD_QUEUES; q++) printf(" threshold%d=%u", q, (unsigned)c.threshold[q]);
+    printf("\n");
+}
+
+/* A limit action (AHASD_ERR_TVC_RECORD) does not end the run: the passes go on, the status is
+   returned at the end (here a timeout wins, the interrupt being sticky); any other error ends
+   the run at once. */
+static void test_run_goes_on_after_a_limit_action(void) {
+    model m;
+    ahasd_dev dev;
+    ahasd_bus b = bus_of(&m);
+    ahasd_config c;
+    ahasd_events ev = {0, 0};
+    model_init(&m);
+    ahasd_config_defaults(&c);
+    c.tvc_error_limit = 1;
+    CHECK(ahasd_open(&dev, &b) == AHASD_OK && ahasd_init(&dev, &c) == AHASD_OK);
+    REG(&m, TVC_ERRORS) = 1;
+    REG(&m, INT_STATUS) = AHASD_CTRL__INT_STATUS__TVC_ERROR_bm;
+    unsigned before = dev.interrupts;
+    CHECK(ahasd_run(&dev, irq_of, &m, 4, &ev) == AHASD_ERR_TVC_RECORD);
+    CHECK(dev.tvc_disabled && dev.interrupts - before == 1);
+    model_init(&m);
+    CHECK(ahasd_open(&dev, &b) == AHASD_OK && ahasd_init(&dev, &c) == AHASD_OK);
+    m.sticky_irq = 1;
+    REG(&m, TVC_ERRORS) = 1;
+    REG(&m, INT_STATUS) = AHASD_CTRL__INT_STATUS__TVC_ERROR_bm;
+    before = dev.interrupts;
+    CHECK(ahasd_run(&dev, irq_of, &m, 3, &ev) == AHASD_ERR_TIMEOUT);
+    CHECK(dev.interrupts - before == 3);
+}
+
 static void test_snapshot_and_quiescent(void) {
     model m;
     ahasd_dev dev;
@@ -352,8 +398,10 @@ int main(void) {
     test_error_at_every_access();
     test_service();
     test_run();
+    test_run_goes_on_after_a_limit_action();
     test_snapshot_and_quiescent();
     printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
+    test_config_defaults();
     /* The enumerations, for the Python side to compare with its own. */
     printf("enum EDC_MODE PREDICT=%d ALWAYS=%d NEVER=%d\n", AHASD_CTRL__EDC_CTRL__MODE__PREDICT,
            AHASD_CTRL__EDC_CTRL__MODE__ALWAYS, AHASD_CTRL__EDC_CTRL__MODE__NEVER);
