@@ -9,6 +9,10 @@ figures and their sources are in the liberty's header and ``docs/implementation.
 * **Load** of a net: the input capacitances of the pins it drives plus a wire term of
   ``wire_pf`` per driven pin (a fanout-based wire-load model: :data:`WIRE_PF_PER_FANOUT`). A
   top-level output also drives one flip-flop input outside the block.
+* **High fanout.** The area mapping does not buffer nets; a net whose direct drive would be
+  slower is timed as driven through an ideal fanout-4 inverter tree (the driver sees four pins,
+  then ``ceil(log4(pins / 4))`` inverter levels each driving four pins), which is what buffering
+  in synthesis or placement builds. The tree's cells are not added to the area.
 * **Start points**: flip-flop outputs (clock-to-Q into their load), SRAM macro read data and
   top-level inputs (both as if a flip-flop of ``gates.lib`` drove them). **End points**:
   flip-flop data and asynchronous reset/set inputs, macro address/data/enable inputs and
@@ -21,6 +25,7 @@ The longest path is a topological sweep over the combinational cells (:func:`ana
 """
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -284,7 +289,7 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
     check_positive("target_mhz", target_mhz)
     wire_pf = check_real("wire_pf", wire_pf, 0)
     flop = library["DFF"]
-    (flop_q, (cq_delay, cq_res)), = flop.clock_to_q.items()
+    ((cq_delay, cq_res),) = flop.clock_to_q.values()
     flop_setup = flop.setup["D"]
     flop_cap = flop.inputs["D"]
     size = netlist.nets
@@ -326,11 +331,27 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
         if driver[net] is None:
             starts.append((net, cq_delay, cq_res, f"input {label}"))
 
+    inverter = library["INV"]
+    unit = inverter.inputs["A"] + wire_pf            # one driven pin with its wire
+    inv_delay, inv_res = inverter.arcs[("A", "Y")]
+    level = inv_delay + inv_res * 4 * unit           # an inverter driving four pins
+
+    def drive(res, cap):
+        """Load-dependent part of a delay: the direct drive of ``cap``, or, when that is
+        faster, an ideal fanout-4 inverter tree in front of it (what synthesis's buffering
+        would build): the driver sees four pins, then ceil(log4(pins / 4)) levels."""
+        direct = res * cap
+        pins = cap / unit
+        if pins <= 8:
+            return direct
+        levels = max(1, math.ceil(math.log(pins / 4, 4) - 1e-9))
+        return min(direct, res * 4 * unit + levels * level)
+
     arrival = [None] * size
     came_from = [None] * size               # net -> (cell index, input net) of the latest input
     start_of = {}
     for net, d, r, label in starts:
-        arrival[net] = d + r * load[net]
+        arrival[net] = d + drive(r, load[net])
         start_of[net] = label
     # Kahn's order over the combinational cells.
     comb_driver = set(comb)
@@ -357,7 +378,7 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
                 if net is None or arrival[net] is None:
                     continue
                 d, r = cell.arcs[(pin, out_pin)]
-                t = arrival[net] + d + r * load[out_net]
+                t = arrival[net] + d + drive(r, load[out_net])
                 if best is None or t > best:
                     best, best_in = t, net
             arrival[out_net] = best

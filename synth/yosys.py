@@ -224,8 +224,8 @@ def mapped_key(verilog_text, macro_min_bits=MACRO_MIN_BITS, share=True):
     it to ``mapped.key``; ``ahasd timing`` reuses a netlist whose key matches."""
     import hashlib
     digest = hashlib.sha256()
-    for part in (verilog_text, area_liberty(), _COARSE, _AREA, repr(macro_min_bits),
-                 repr(share)):
+    liberty = re.sub(r"/\*.*?\*/", "", area_liberty(), flags=re.DOTALL)   # comments aside
+    for part in (verilog_text, liberty, _COARSE, _AREA, repr(macro_min_bits), repr(share)):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()

@@ -2,6 +2,7 @@
 path of an inverter chain and of a 32-bit ripple-carry adder against hand calculations from the
 figures docs/implementation.md states; bad input; the CPU-time budget of tool runs."""
 
+import json
 import subprocess
 import sys
 
@@ -142,6 +143,35 @@ def test_ripple_carry_adder_matches_the_hand_calculation(tmp_path):
     assert not report.meets_target          # 1.26 ns: slower than 800 MHz (1.25 ns)
 
 
+class Fanout(wiring.Component):
+    """A register driving ``n`` inverters, whose outputs are ports."""
+
+    def __init__(self, n):
+        self.n = n
+        super().__init__({"a": In(1), "y": Out(n)})
+
+    def elaborate(self, platform):
+        m = Module()
+        q = Signal(name="q", reset_less=True)
+        m.d.sync += q.eq(self.a)
+        for i in range(self.n):
+            m.submodules[f"inv{i}"] = Instance("INV", i_A=q, o_Y=self.y[i])
+        return m
+
+
+def test_a_high_fanout_net_is_timed_through_a_fanout_4_tree(tmp_path):
+    report = timing_of(Fanout(64), "fan", tmp_path)
+    pin = G["INV"] + WIRE
+    # Directly, q would drive 64 pins: tau * 96 = 269 ps. Through a tree: the flip-flop drives
+    # four pins, then log4(64 / 4) = 2 levels of inverters driving four pins each.
+    direct = TAU * 64 * pin
+    tree = TAU * 4 * pin + 2 * TAU * (P["INV"] + 4 * pin)
+    assert tree < direct
+    hand = (CQ_PS + tree + stage(P["INV"], G["DFF"]) + SETUP_PS) / 1e3
+    assert report.critical_ns == pytest.approx(hand, rel=0.05)
+    assert report.start == "reg q" and report.logic_depth == 1
+
+
 def test_area_flow_reads_the_liberty_without_its_timing():
     view = area_liberty()
     assert "timing()" not in view and "capacitance :" not in view
@@ -205,3 +235,29 @@ def test_the_wall_clock_limit_still_applies():
         run_with_cpu_budget(SLEEP, None, timeout=0.2)
     with pytest.raises(ValueError, match="cpu_s must be a positive number, not 0"):
         run_with_cpu_budget(SLEEP, 0)
+
+
+@pytest.mark.slow
+def test_cli_reuses_the_area_flows_netlist(tmp_path, capsys):
+    from ahasd.commands.timing import timing_report
+    build = tmp_path / "area"
+    assert main(["area", "gts", "--no-timing", "--json", "--build-dir", str(build)]) == 0
+    capsys.readouterr()
+    mapped = build / "gts" / "mapped.json"
+    before = mapped.stat().st_mtime_ns
+    assert main(["timing", "gts", "--json", "--build-dir", str(build)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert mapped.stat().st_mtime_ns == before                   # not synthesised again
+    assert row["block"] == "gts" and row["fmax_mhz"] == pytest.approx(1e3 / row["critical_ns"],
+                                                                      rel=1e-3)
+    assert row["path"][0]["type"] == "start" and len(row["path"]) == row["logic_depth"] + 1
+    arrivals = [step["arrival_ns"] for step in row["path"]]
+    assert arrivals == sorted(arrivals) and arrivals[-1] < row["critical_ns"]
+    (build / "gts" / "mapped.key").write_text("stale\n")         # another design's netlist
+    report, reused = timing_report("gts", build)
+    assert not reused and report.critical_ns == row["critical_ns"]
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- timing: begin (generated) -->\nold\n<!-- timing: end -->\nb\n")
+    assert main(["timing", "gts", "--build-dir", str(build), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert "old" not in text and "| gts | " in text and text.endswith("<!-- timing: end -->\nb\n")
