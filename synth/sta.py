@@ -207,8 +207,12 @@ def read_netlist(path, top):
                 continue
             for i, bit in enumerate(net["bits"]):
                 n = net_of(mapping, bit)
-                if n is not None and n not in names:
-                    names[n] = prefix + bit_label(net_name.lstrip("\\"), i, len(net["bits"]))
+                if n is None:
+                    continue
+                # The first name wins, but a name of the RTL beats one Amaranth made up (x$21).
+                name = prefix + bit_label(net_name.lstrip("\\"), i, len(net["bits"]))
+                if n not in names or ("$" in names[n] and "$" not in name):
+                    names[n] = name
         for cell_name, cell in module.get("cells", {}).items():
             kind = cell["type"]
             if kind == "$scopeinfo":
