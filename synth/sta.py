@@ -19,6 +19,8 @@ figures and their sources are in the liberty's header and ``docs/implementation.
   top-level outputs, each with the flip-flop's setup time. So every path is register to register,
   the macros' own access time is not modelled (their ports count as registered, as in the
   delay-oriented depth of the area flow), and clocks are ideal (no skew, no clock tree).
+* Paths are timed within a clock domain; a path between two domains is a clock-domain
+  crossing (the synchronisers' business) and is not timed.
 * Rise and fall are one delay; input slew does not change a delay.
 
 The longest path is a topological sweep over the combinational cells (:func:`analyse`).
@@ -275,6 +277,7 @@ class TimingReport:
     endpoints: int
     cells: int
     wire_pf_per_fanout: float
+    critical_ns_by_clock: dict   # {clock net: critical path within that domain}
 
     def as_dict(self):
         return asdict(self)
@@ -288,7 +291,10 @@ def _is_clock(kind, pin, cell):
 
 def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mhz=TARGET_MHZ):
     """Longest register-to-register path of ``netlist`` with ``library``'s delays; see the
-    module docstring for the model. Returns a :class:`TimingReport`."""
+    module docstring for the model. Paths are timed within each clock domain (a flip-flop's
+    domain is the net on its clock pin; top-level ports and asynchronous macro ports belong to
+    every domain): a path from one domain into another is a clock-domain crossing, which the
+    synchronisers handle, and is not timed. Returns a :class:`TimingReport`."""
     from ahasd.spec.params import check_positive, check_real
     check_positive("target_mhz", target_mhz)
     wire_pf = check_real("wire_pf", wire_pf, 0)
@@ -298,22 +304,26 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
     flop_cap = flop.inputs["D"]
     size = netlist.nets
     load = [0.0] * size
-    comb, starts, ends = [], [], []          # ends: (net, setup, label)
-    driver = [None] * size
+    comb, starts, ends = [], [], []     # starts: (net, d, r, label, clocks); ends: (net, setup,
+    driver = [None] * size              # label, clocks); clocks None: every domain
     for index, (name, kind, ins, outs) in enumerate(netlist.cells):
         cell = None
         if not kind.startswith("$mem"):
             cell = library.cells.get(kind)
             if cell is None:
                 raise TimingError(f"cell {name} has type {kind!r}, which is not in the liberty")
+        clocks = None
+        if cell is None or cell.sequential:
+            clocks = frozenset(net for pin, net in ins
+                               if net is not None and _is_clock(kind, pin, cell)) or None
         for pin, net in ins:
             if net is None or _is_clock(kind, pin, cell):
                 continue
             load[net] += (flop_cap if cell is None else cell.inputs[pin]) + wire_pf
             if cell is None:
-                ends.append((net, flop_setup, f"sram {name} {pin}"))
+                ends.append((net, flop_setup, f"sram {name} {pin}", clocks))
             elif cell.sequential:
-                ends.append((net, cell.setup.get(pin, flop_setup), f"reg {name}"))
+                ends.append((net, cell.setup.get(pin, flop_setup), f"reg {name}", clocks))
         for pin, net in outs:
             if net is None:
                 continue
@@ -322,18 +332,18 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
                                   f"({netlist.cells[driver[net]][0]} and {name})")
             driver[net] = index
             if cell is None:
-                starts.append((net, cq_delay, cq_res, f"sram {name} {pin}"))
+                starts.append((net, cq_delay, cq_res, f"sram {name} {pin}", clocks))
             elif cell.sequential:
                 d, r = cell.clock_to_q[pin]
-                starts.append((net, d, r, f"reg {name}"))
+                starts.append((net, d, r, f"reg {name}", clocks))
         if cell is not None and not cell.sequential:
             comb.append(index)
     for label, net in netlist.outputs:
         load[net] += flop_cap + wire_pf
-        ends.append((net, flop_setup, f"output {label}"))
+        ends.append((net, flop_setup, f"output {label}", None))
     for label, net in netlist.inputs:
         if driver[net] is None:
-            starts.append((net, cq_delay, cq_res, f"input {label}"))
+            starts.append((net, cq_delay, cq_res, f"input {label}", None))
 
     inverter = library["INV"]
     unit = inverter.inputs["A"] + wire_pf            # one driven pin with its wire
@@ -351,64 +361,103 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
         levels = max(1, math.ceil(math.log(pins / 4, 4) - 1e-9))
         return min(direct, res * 4 * unit + levels * level)
 
-    arrival = [None] * size
-    came_from = [None] * size               # net -> (cell index, input net) of the latest input
-    start_of = {}
-    for net, d, r, label in starts:
-        arrival[net] = d + drive(r, load[net])
-        start_of[net] = label
-    # Kahn's order over the combinational cells.
+    order = _topological(netlist, comb, driver)
+    # Per combinational cell: its output nets with, per input, the arc delay into that load.
+    timed_cells = []
+    for index in order:
+        _, kind, ins, outs = netlist.cells[index]
+        cell = library.cells[kind]
+        for out_pin, out_net in outs:
+            if out_net is None:
+                continue
+            arcs = []
+            for pin, net in ins:
+                if net is not None:
+                    d, r = cell.arcs[(pin, out_pin)]
+                    arcs.append((net, d + drive(r, load[out_net])))
+            timed_cells.append((index, out_net, arcs))
+
+    domains = sorted({c for *_, clocks in starts + ends if clocks for c in clocks}) or [None]
+    period = 1e3 / target_mhz
+    worst, best_path, by_clock, latest = None, None, {}, {}
+    for domain in domains:
+        def mine(clocks):
+            return clocks is None or domain is None or domain in clocks
+        arrival = [None] * size
+        came_from = [None] * size       # net -> (cell index, input net) of the latest input
+        start_of = {}
+        for net, d, r, label, clocks in starts:
+            if mine(clocks):
+                arrival[net] = d + drive(r, load[net])
+                start_of[net] = label
+        for index, out_net, arcs in timed_cells:
+            best, best_in = None, None
+            for net, delay in arcs:
+                t = arrival[net]
+                if t is not None and (best is None or t + delay > best):
+                    best, best_in = t + delay, net
+            arrival[out_net] = best
+            came_from[out_net] = None if best is None else (index, best_in)
+        domain_worst = None
+        for k, (net, setup, label, clocks) in enumerate(ends):
+            if not mine(clocks) or arrival[net] is None:
+                continue
+            t = arrival[net] + setup
+            latest[k] = max(latest.get(k, t), t)
+            if domain_worst is None or t > domain_worst[0]:
+                domain_worst = (t, net, label)
+        if domain_worst is None:
+            continue
+        name = "-" if domain is None else netlist.names.get(domain, str(domain))
+        by_clock[name] = round(domain_worst[0], 4)
+        if worst is None or domain_worst[0] > worst[0]:
+            worst = domain_worst
+            best_path = _trace(netlist, worst[1], arrival, came_from, start_of)
+    if worst is None:
+        return TimingReport(block, 0.0, None, "-", "-", 0, [], target_mhz, True, 0, 0,
+                            len(netlist.cells), wire_pf, {})
+    t, end_net, end_label = worst
+    path, start_label, start_net = best_path
+    return TimingReport(
+        block=block, critical_ns=round(t, 4), fmax_mhz=round(1e3 / t, 1),
+        start=_readable(start_label, netlist, start_net),
+        end=_readable_end(end_label, netlist, end_net),
+        logic_depth=len(path) - 1, path=path, target_mhz=target_mhz,
+        meets_target=t <= period, failing_endpoints=sum(v > period for v in latest.values()),
+        endpoints=len(latest), cells=len(netlist.cells), wire_pf_per_fanout=wire_pf,
+        critical_ns_by_clock=by_clock)
+
+
+def _topological(netlist, comb, driver):
+    """The combinational cells in an order where each comes after the drivers of its inputs
+    (Kahn's algorithm); a loop is a :class:`TimingError`."""
     comb_driver = set(comb)
-    waiting = {}
-    users = {}
+    waiting, users = {}, {}
     for index in comb:
-        _, _, ins, _ = netlist.cells[index]
         pending = 0
-        for _, net in ins:
+        for _, net in netlist.cells[index][2]:
             if net is not None and driver[net] in comb_driver:
                 pending += 1
                 users.setdefault(net, []).append(index)
         waiting[index] = pending
     ready = [i for i in comb if waiting[i] == 0]
-    done = 0
+    order = []
     while ready:
         index = ready.pop()
-        done += 1
-        name, kind, ins, outs = netlist.cells[index]
-        cell = library.cells[kind]
-        for out_pin, out_net in outs:
-            best, best_in = None, None
-            for pin, net in ins:
-                if net is None or arrival[net] is None:
-                    continue
-                d, r = cell.arcs[(pin, out_pin)]
-                t = arrival[net] + d + drive(r, load[out_net])
-                if best is None or t > best:
-                    best, best_in = t, net
-            arrival[out_net] = best
-            came_from[out_net] = None if best is None else (index, best_in)
+        order.append(index)
+        for _, out_net in netlist.cells[index][3]:
             for user in users.get(out_net, ()):
                 waiting[user] -= 1
                 if waiting[user] == 0:
                     ready.append(user)
-    if done != len(comb):
+    if len(order) != len(comb):
         stuck = next(netlist.cells[i][0] for i in comb if waiting[i] > 0)
         raise TimingError(f"combinational loop through cell {stuck}")
+    return order
 
-    period = 1e3 / target_mhz
-    worst, worst_end, failing, timed = None, None, 0, 0
-    for net, setup, label in ends:
-        if net is None or arrival[net] is None:
-            continue
-        timed += 1
-        t = arrival[net] + setup
-        failing += t > period
-        if worst is None or t > worst:
-            worst, worst_end = t, (net, label, setup)
-    if worst is None:
-        return TimingReport(block, 0.0, None, "-", "-", 0, [], target_mhz, True, 0, 0,
-                            len(netlist.cells), wire_pf)
-    net, end_label, setup = worst_end
+
+def _trace(netlist, net, arrival, came_from, start_of):
+    """``(path, start label, start net)`` of the latest arrival at ``net``."""
     path = []
     while came_from[net] is not None:
         index, previous = came_from[net]
@@ -419,13 +468,7 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
     path.append({"cell": start_of[net], "type": "start", "net": netlist.names.get(net, str(net)),
                  "arrival_ns": round(arrival[net], 4)})
     path.reverse()
-    return TimingReport(
-        block=block, critical_ns=round(worst, 4), fmax_mhz=round(1e3 / worst, 1),
-        start=_readable(start_of[net], netlist, net), end=_readable_end(end_label, netlist,
-                                                                        worst_end[0]),
-        logic_depth=len(path) - 1, path=path, target_mhz=target_mhz,
-        meets_target=worst <= period, failing_endpoints=failing, endpoints=timed,
-        cells=len(netlist.cells), wire_pf_per_fanout=wire_pf)
+    return path, start_of[net], net
 
 
 def _readable(label, netlist, net):

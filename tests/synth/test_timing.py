@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from amaranth.hdl import Cat, Instance, Module, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -170,6 +170,42 @@ def test_a_high_fanout_net_is_timed_through_a_fanout_4_tree(tmp_path):
     hand = (CQ_PS + tree + stage(P["INV"], G["DFF"]) + SETUP_PS) / 1e3
     assert report.critical_ns == pytest.approx(hand, rel=0.05)
     assert report.start == "reg q" and report.logic_depth == 1
+
+
+class Crossing(wiring.Component):
+    """Register ``a`` (domain ``one``) -> 20 inverters -> register ``b`` (domain ``two``), and
+    register ``b`` -> 2 inverters -> register ``c`` (domain ``two``)."""
+    d: In(1)
+    y: Out(1)
+    one_clk: In(1)
+    two_clk: In(1)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.one = ClockDomain("one", reset_less=True)
+        m.domains.two = ClockDomain("two", reset_less=True)
+        m.d.comb += [ClockSignal("one").eq(self.one_clk), ClockSignal("two").eq(self.two_clk)]
+        a, b, c = (Signal(name=n, reset_less=True) for n in "abc")
+
+        def chain(x, n, tag):
+            for i in range(n):
+                out = Signal(name=f"{tag}{i}")
+                m.submodules[f"{tag}{i}"] = Instance("INV", i_A=x, o_Y=out)
+                x = out
+            return x
+        m.d.one += a.eq(self.d)
+        m.d.two += [b.eq(chain(a, 20, "long")), c.eq(chain(b, 2, "short"))]
+        m.d.comb += self.y.eq(c)
+        return m
+
+
+def test_a_path_between_clock_domains_is_not_timed(tmp_path):
+    report = timing_of(Crossing(), "cdc", tmp_path)
+    assert report.logic_depth == 2 and report.start == "reg b"
+    hand = (clock_to_q(G["INV"]) + stage(P["INV"], G["INV"]) + stage(P["INV"], G["DFF"])
+            + SETUP_PS) / 1e3
+    assert report.critical_ns == pytest.approx(hand, rel=0.05)
+    assert set(report.critical_ns_by_clock) == {"one_clk", "two_clk"}
 
 
 def test_area_flow_reads_the_liberty_without_its_timing():
