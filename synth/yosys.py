@@ -13,7 +13,9 @@ Flow (``docs/implementation.md`` explains the choices):
    from flip-flops. ROMs and small register files are mapped to logic.
 3. Area: the fine stage, flip-flops legalised to plain D flip-flops, ``abc -liberty`` and
    ``dfflibmap`` onto ``gates.lib``, ``stat -liberty``; ``logic_depth`` is the longest path of
-   this area-oriented mapping (``ltp -noff``, in cells).
+   this area-oriented mapping (``ltp -noff``, in cells). ABC and yosys read the liberty's area
+   view (:func:`area_liberty`, without its timing groups). The mapped netlist is written to
+   ``mapped.json`` (with ``mapped.key``, :func:`mapped_key`) for :mod:`ahasd.synth.sta`.
 4. Timing: the same coarse design mapped delay-first (ABC ``map -D 1`` onto two-input gates
    with unit delays, carries as parallel-prefix adders), flattened, the macros cut out (their
    ports are registered), ``ltp -noff``: ``delay_depth`` in gate levels.
