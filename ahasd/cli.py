@@ -24,6 +24,7 @@ __all__ = ["main", "CliError", "COMMAND_MODULES", "build_parser"]
 COMMAND_MODULES = [
     "ahasd.commands.verilog",
     "ahasd.commands.area",
+    "ahasd.commands.timing",
     "ahasd.commands.fpga",
     "ahasd.commands.edc",
     "ahasd.commands.tvc",

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ahasd.synth.hierarchy import share_modules
-from ahasd.synth.yosys import YosysError, cpu_since, run_yosys
+from ahasd.synth.yosys import CpuBudgetExceeded, YosysError, cpu_since, run_yosys
 
 __all__ = ["PARTS", "FpgaReport", "NextpnrError", "fpga_of_verilog", "serial_wrapper",
            "verilog_ports"]
@@ -138,8 +138,10 @@ write_json netlist.json
 """
 
 
-#: Wall-clock budget of the LUT-multiplier resynthesis of a block that has too few DSPs.
-LUT_FALLBACK_S = 300
+#: CPU-time budget (seconds of the yosys process, not wall clock: the FPGA tables must not
+#: depend on the machine's load) of the LUT-multiplier resynthesis of a block that has too few
+#: DSPs.
+LUT_FALLBACK_CPU_S = 300
 
 
 def _count(cells, names):
@@ -147,14 +149,16 @@ def _count(cells, names):
 
 
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,
-                    lut_fallback_s=LUT_FALLBACK_S):
+                    lut_fallback_cpu_s=LUT_FALLBACK_CPU_S):
     """Synthesise and place-and-route ``top`` of ``verilog_path`` on ``family`` (``"ecp5"`` or
     ``"ice40"``) in ``work_dir``; return an :class:`FpgaReport`.
 
     A design with more multipliers than the part has DSPs is synthesised again with the
-    multipliers in LUTs; when that synthesis takes longer than ``lut_fallback_s`` seconds (the
-    state-commit unit's 288 multipliers do), the block is reported as not fitting on its DSP
-    count alone, and the note says so."""
+    multipliers in LUTs; when that synthesis needs more than ``lut_fallback_cpu_s`` seconds of
+    CPU (the state-commit unit's 288 multipliers do), it is stopped and the block is reported as
+    not fitting on its DSP count alone, and the note says so. The budget is CPU time, so the
+    outcome does not depend on how loaded the machine is; ``timeout`` (wall clock) applies to
+    every tool run besides."""
     import resource
     import time
     start = time.monotonic()
@@ -174,9 +178,9 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     (work / "design.v").write_text(design)
     keep = "\n".join(f"setattr -mod -set keep_hierarchy 1 {m}" for m in shared.instances)
 
-    def synthesise(dsp, budget=timeout):
+    def synthesise(dsp, cpu_s=None):
         run_yosys(_SYNTH.format(top=synth_top, family=family, keep=keep, dsp=dsp),
-                  work, "synth", timeout=budget)
+                  work, "synth", timeout=timeout, cpu_s=cpu_s)
         cells = json.loads((work / "stat.json").read_text())["design"]
         cells = {k: int(v) for k, v in cells.get("num_cells_by_type", {}).items()}
         luts = sum(n * part.lut_cells.get(cell, 0) for cell, n in cells.items())
@@ -187,12 +191,9 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     if dsps > part.dsps:
         # More multipliers than DSPs: a designer would build them from LUTs; fit or not then.
         note = f"multipliers in LUTs (as DSPs: {dsps} > {part.dsps}); "
-        budget = lut_fallback_s if timeout is None else min(timeout, lut_fallback_s)
         try:
-            cells, luts, dsps = synthesise(part.dsp_off, budget)
-        except YosysError as error:
-            if "took longer than" not in str(error):
-                raise
+            cells, luts, dsps = synthesise(part.dsp_off, lut_fallback_cpu_s)
+        except CpuBudgetExceeded:
             return FpgaReport(
                 block=top, part=part.name, fits=False, luts=luts, dsps=dsps,
                 brams=_count(cells, part.bram_cells), ffs=0, utilisation={}, fmax_mhz=None,
@@ -200,7 +201,7 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
                 cpu_seconds=cpu_since(cpu0),
                 note=f"does not fit: needs {dsps} DSPs ({part.dsps} on {part.name}) besides "
                      f"{luts} LUTs; with the multipliers in LUTs, synthesis did not finish in "
-                     f"{budget} s")
+                     f"{lut_fallback_cpu_s:g} s of CPU")
     brams = _count(cells, part.bram_cells)
     ffs = sum(n for cell, n in cells.items() if re.match(r"(TRELLIS_FF|SB_DFF)", cell))
     common = dict(block=top, part=part.name, luts=luts, dsps=dsps, brams=brams, ffs=ffs)

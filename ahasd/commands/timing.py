@@ -1,0 +1,124 @@
+"""``ahasd timing BLOCK|all [--json]``: critical path and Fmax at 28 nm from the area flow's
+mapped netlist (:mod:`ahasd.synth.sta`)."""
+
+import json
+from pathlib import Path
+
+__all__ = ["register", "timing_report", "markdown_timing"]
+
+
+def register(sub):
+    from ahasd.hw.blocks import block_names
+    from ahasd.synth import sta
+    p = sub.add_parser(
+        "timing", help="critical path and Fmax of a block at 28 nm (from the mapped netlist)",
+        description="Static timing of a block's netlist as the area flow maps it onto "
+                    "synth/gates.lib (a netlist already under --build-dir from `ahasd area` "
+                    "is reused when it is of the same design; otherwise the area flow runs): "
+                    "the longest register-to-register path with the liberty's 28 nm cell "
+                    "delays (logical effort, FO4 = 14 ps) and a fanout-based wire load, its "
+                    "start and end registers and logic depth, Fmax, and whether the block "
+                    "meets the target clock. The figures and their sources: "
+                    "docs/implementation.md.")
+    p.add_argument("block", choices=block_names() + ["all"])
+    p.add_argument("--json", action="store_true",
+                   help="print the figures as JSON (with the critical path cell by cell)")
+    p.add_argument("--build-dir", type=Path, default=Path("build/area"), metavar="DIR",
+                   help="where the area flow's netlists are (and go; default: build/area)")
+    p.add_argument("--target-mhz", type=float, default=sta.TARGET_MHZ, metavar="MHZ",
+                   help=f"clock to check against (default {sta.TARGET_MHZ:g}, the paper's "
+                        f"PIM clock)")
+    p.add_argument("--wire-ff", type=float, default=sta.WIRE_PF_PER_FANOUT * 1e3, metavar="FF",
+                   help=f"wire capacitance per driven pin in fF (default "
+                        f"{sta.WIRE_PF_PER_FANOUT * 1e3:g})")
+    p.add_argument("--readme", type=Path, default=None, metavar="FILE",
+                   help="also rewrite the generated timing table of FILE (section 'timing')")
+    p.set_defaults(func=run)
+
+
+def timing_report(name, build_dir, *, target_mhz=None, wire_pf=None):
+    """:class:`ahasd.synth.sta.TimingReport` of block ``name`` (default parameters) from the
+    area flow's netlist under ``build_dir/name``: reused when its key matches the design,
+    synthesised otherwise. Returns ``(report, reused)``."""
+    from ahasd.commands.area import area_report
+    from ahasd.hw.blocks import make_block, to_verilog
+    from ahasd.synth import sta
+    from ahasd.synth.yosys import LIBERTY, mapped_key
+    work = Path(build_dir) / name
+    key = mapped_key(to_verilog(make_block(name), name))
+    stamp = work / "mapped.key"
+    reused = ((work / "mapped.json").exists() and stamp.exists()
+              and stamp.read_text().strip() == key)
+    if not reused:
+        area_report(name, build_dir, timing=False)
+    netlist = sta.read_netlist(work / "mapped.json", name)
+    options = {k: v for k, v in (("target_mhz", target_mhz), ("wire_pf", wire_pf))
+               if v is not None}
+    return sta.analyse(netlist, sta.read_liberty(LIBERTY), block=name, **options), reused
+
+
+def _columns(r):
+    fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:,.0f}"
+    return (r.block, f"{r.critical_ns:.3f}", fmax, "yes" if r.meets_target else "no",
+            str(r.logic_depth), f"{r.failing_endpoints:,} / {r.endpoints:,}", r.start, r.end)
+
+
+_HEADER = ("block", "critical path ns", "Fmax MHz", "meets {target:g} MHz", "depth",
+           "late end points", "from", "to")
+
+
+def markdown_timing(reports):
+    from ahasd.readme import markdown_table
+    target = reports[0].target_mhz if reports else 800
+    return markdown_table([h.format(target=target) for h in _HEADER],
+                          [_columns(r) for r in reports])
+
+
+def run(args):
+    from rich.console import Console
+    from rich.table import Table
+
+    from ahasd.cli import CliError
+    from ahasd.commands.area import check_readme
+    from ahasd.files import output_dir
+    from ahasd.hw.blocks import block_names
+    from ahasd.spec.params import check_positive, check_real
+    from ahasd.synth.sta import TimingError
+    from ahasd.synth.yosys import YosysError
+    try:
+        check_positive("--target-mhz", args.target_mhz)
+        check_real("--wire-ff", args.wire_ff, 0)
+    except ValueError as error:
+        raise CliError(str(error)) from None
+    names = block_names() if args.block == "all" else [args.block]
+    if args.readme is not None:
+        check_readme(args.readme, ["timing"])
+    output_dir(args.build_dir, "--build-dir")
+    status = Console(stderr=True)
+    reports = []
+    try:
+        for n, name in enumerate(names, start=1):
+            with status.status(f"timing {name} ({n}/{len(names)})"):
+                report, _ = timing_report(name, args.build_dir, target_mhz=args.target_mhz,
+                                          wire_pf=args.wire_ff * 1e-3)
+                reports.append(report)
+    except YosysError as error:
+        raise CliError(str(error), status=1) from None
+    except TimingError as error:
+        raise CliError(str(error), status=1) from None
+    if args.json:
+        data = [r.as_dict() for r in reports]
+        print(json.dumps(data if args.block == "all" else data[0], indent=2, allow_nan=False))
+    else:
+        table = Table(title=f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire "
+                            f"{args.wire_ff:g} fF per fanout; target {args.target_mhz:g} MHz)")
+        for column in _HEADER:
+            column = column.format(target=args.target_mhz)
+            table.add_column(column, justify="left" if column in ("block", "from", "to")
+                             else "right")
+        for r in reports:
+            table.add_row(*_columns(r))
+        Console(width=max(Console().width, 160)).print(table)
+    if args.readme is not None:
+        from ahasd.readme import update_section
+        update_section(args.readme, "timing", markdown_timing(reports))
