@@ -55,6 +55,7 @@ verilog: venv
 # Area of every block (mm² at 28 nm beside the published figures) and FPGA place-and-route.
 area: venv
 	$(BIN)/ahasd area all --anchors --readme README.md
+	$(BIN)/ahasd timing all --readme README.md
 
 fpga: venv
 	$(BIN)/ahasd fpga ecp5 all --readme README.md
