@@ -20,10 +20,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ahasd.spec.params import check_positive
 from ahasd.sim.traces.errors import TraceError
-from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
-                                    names, new_file_mode, open_binary, show)
+from ahasd.sim.traces.lines import (
+    check_bool,
+    check_int,
+    check_real,
+    dumps,
+    json_lines,
+    names,
+    new_file_mode,
+    open_binary,
+    show,
+)
+from ahasd.spec.params import check_positive
 
 __all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "POLICIES", "EDC_VARIANTS",
            "TraceError", "header",

@@ -348,7 +348,7 @@ def test_exact_types(value):
     assert tvc_lines([b'{"op":"config","freq_ratio":1}']) == [{"op": "config",
                                                                "freq_ratio": 1}]
     refused(tvc_lines, [f'{{"op":"config","freq_ratio":{value}}}'.encode()], 1,
-            rf"^freq_ratio must be an integer in 0\.\.65535, not ")
+            r"^freq_ratio must be an integer in 0\.\.65535, not ")
     records = changed(base(), 4, accepted=json.loads(value))
     refused(check, records, 4, r"^accepted must be an integer in 0\.\.2, not ")
     # Number fields take integers and floats, not bools or strings.
@@ -769,7 +769,7 @@ def test_edc_events():
         [("verify", True), ("draft", 0.0), ("draft", 2.5), ("verify", False)]
     for op in ('"Draft"', '"squash"', "null", "1"):
         refused(edc_lines, [f'{{"op":{op},"full":true}}'.encode()], 1,
-                rf'^"op" must be "draft" or "verify", not ')
+                r'^"op" must be "draft" or "verify", not ')
     refused(edc_lines, [b'{"full":true}'], 1, '^"op" must be "draft" or "verify", not None$')
     refused(edc_lines, [b'{"op":"draft"}'], 1, "^draft event lacks entropy$")
     refused(edc_lines, [b'{"op":"verify"}'], 1, "^verify event lacks full$")
