@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from ahasd.bench.area_sweep import (check_point, file_trace, grid_of_axes, parse_axis,
-                                    record_traces, run_area_sweep)
+from ahasd.bench.area_sweep import check_point, file_trace, grid_of_axes, parse_axis, record_traces, run_area_sweep
 from ahasd.cli import main
 
 #: Two small EDC points (a few seconds of synthesis each).
@@ -105,6 +104,7 @@ def traces(tmp_path_factory):
 
 def test_local_processes_and_dask_agree(tmp_path, traces):
     import distributed
+
     from ahasd.sim.blocks.edc import EDC, score_events
     kw = {"traces": traces, "build_dir": tmp_path / "build", "plots": False}
     rows = run_area_sweep(TINY, tmp_path / "local", jobs=2, **kw)
