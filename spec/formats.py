@@ -99,6 +99,8 @@ class FixedFormat:
                 raise ValueError(f"{self.name} cannot hold {x}")
             return self.max_code if x > 0 else self.min_code
         scaled = (Fraction(value) if isinstance(value, (int, Fraction)) else x) * self.scale
+        if isinstance(scaled, float) and math.isinf(scaled):    # a huge finite value, scaled
+            return self.clamp(self.max_code + 1 if x > 0 else self.min_code - 1)
         return self.clamp(self.round(scaled))
 
     def decode(self, code):

@@ -47,6 +47,8 @@ def run_bench(args):
     import json
 
     from ahasd.bench.specla import bench
+    from ahasd.files import output_dir
+    output_dir(args.out, "--out")                     # before any work
     figures = bench(json_output=args.json, out=args.out, echo=False)
     if args.rtl:
         from ahasd.bench.state_commit import bench as rtl_bench

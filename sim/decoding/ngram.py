@@ -20,12 +20,14 @@ found with :func:`numpy.searchsorted`.
 
 :func:`load_pair` trains (or loads from the cache) the project's model pair on the standard
 library corpus (:mod:`ahasd.sim.decoding.tokenizer`): a trigram *draft* model and a 5-gram *target* model
-over one shared vocabulary. Trained models are cached under :func:`ahasd.synth.verilator.cache_dir`
-``/ngram``, keyed by the corpus digest and every hyperparameter, so a changed corpus or parameter
-rebuilds them and the same inputs always rebuild the same model.
+over one shared vocabulary. Trained models are cached under :func:`ahasd.spec.cache.cache_dir`
+``/ngram``, keyed (:func:`cache_key`) by the corpus digest, every hyperparameter and a digest of
+the source of the modules that train them (:data:`TRAINING_MODULES`), so a changed corpus,
+parameter or training code rebuilds them and the same inputs always rebuild the same model.
 """
 
 import hashlib
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -33,13 +35,38 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ahasd.spec.params import check_bool, check_int, check_positive
 from ahasd.sim.decoding.tokenizer import EOF, Tokenizer, corpus_key, read_corpus, stdlib_files
+from ahasd.spec.params import check_bool, check_int, check_positive
 
-__all__ = ["LanguageModel", "NGramModel", "ModelPair", "load_pair", "entropy_nats"]
+__all__ = ["LanguageModel", "NGramModel", "ModelPair", "load_pair", "entropy_nats",
+           "CACHE_VERSION", "TRAINING_MODULES", "training_digest", "cache_key"]
 
-#: Bumped when the cached file layout or the training procedure changes.
+#: Bumped when the cached file layout changes (a change of the training code changes the key
+#: through :func:`training_digest`).
 CACHE_VERSION = 1
+#: The modules whose code determines a trained model: the corpus files and their reading, the
+#: tokenizer's training and encoding (tokenizer), the counts, discounts and file layout (ngram).
+TRAINING_MODULES = ("ahasd.sim.decoding.tokenizer", "ahasd.sim.decoding.ngram")
+
+
+def training_digest(modules=None):
+    """A digest of the source files of ``modules`` (default :data:`TRAINING_MODULES`) and of
+    numpy's version: part of every cache key, so that changed training code rebuilds."""
+    h = hashlib.sha256(np.__version__.encode())
+    for name in TRAINING_MODULES if modules is None else modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ValueError(f"training module {name!r} has no source file")
+        with open(spec.origin, "rb") as f:
+            h.update(f"\0{name}\0".encode() + f.read())
+    return h.hexdigest()[:16]
+
+
+def cache_key(parts, modules=None):
+    """The cache key of a model trained by ``modules`` (default :data:`TRAINING_MODULES`) from
+    ``parts`` (a JSON-serialisable list: corpus digests and hyperparameters)."""
+    return hashlib.sha256(json.dumps(
+        [CACHE_VERSION, training_digest(modules), *parts]).encode()).hexdigest()[:20]
 
 
 @runtime_checkable
@@ -227,8 +254,7 @@ def load_pair(*, draft_order=3, target_order=5, vocab_size=4096, max_files=None,
     check_int("vocab_size", vocab_size, 3)         # the tokenizer's specials and one more
     check_bool("cache", cache)
     root, files = stdlib_files(max_files)
-    key = hashlib.sha256(json.dumps(
-        [CACHE_VERSION, corpus_key(root, files), vocab_size]).encode()).hexdigest()[:20]
+    key = cache_key([corpus_key(root, files), vocab_size])
     folder = cache_dir() / "ngram"
     vocab_path = folder / f"vocab-{key}.json"
     paths = {o: folder / f"kn{o}-{key}.npz" for o in (draft_order, target_order)}

@@ -16,15 +16,18 @@ ngram5-5x     5-gram trained on the corpus less every 8th file (7/8)      0.89  
 Acceptance: accepted over drafted tokens, fixed length 4, synchronous, two prompts of 512 tokens;
 corr: Pearson correlation of a drafted token's draft entropy with its acceptance probability
 ``min(1, p/q)`` (``ahasd bench system`` measures both; adaptive policies give other acceptance).
-Trained drafts are cached beside the n-gram pair's models (same cache folder and key scheme).
+Trained drafts are cached beside the n-gram pair's models (same cache folder and key scheme,
+:func:`ahasd.sim.decoding.ngram.cache_key`, over :data:`TRAINING_MODULES`: the subset's choice
+here as well).
 """
 
-import hashlib
-import json
+from ahasd.sim.decoding.ngram import TRAINING_MODULES as _NGRAM_TRAINING
+from ahasd.sim.decoding.ngram import ModelPair, NGramModel, cache_key, load_pair
 
-from ahasd.sim.decoding.ngram import CACHE_VERSION, ModelPair, NGramModel, load_pair
+__all__ = ["PAIRS", "TRAINING_MODULES", "load_named_pair"]
 
-__all__ = ["PAIRS", "load_named_pair"]
+#: The modules whose code determines a subset draft: the n-gram pair's and this one.
+TRAINING_MODULES = _NGRAM_TRAINING + ("ahasd.sim.decoding.pairs",)
 
 #: name -> (draft order, subset): subset 0 = every file, 2 = every other file (odd indices),
 #: 8 = every file except every 8th.
@@ -51,15 +54,14 @@ def load_named_pair(name, *, max_files=None):
 
 
 def _subset_pair(order, stride, max_files):
-    from ahasd.spec.cache import cache_dir
     from ahasd.sim.decoding.tokenizer import corpus_key, read_corpus, stdlib_files
+    from ahasd.spec.cache import cache_dir
     base = load_pair(draft_order=3, target_order=5, max_files=max_files)
     root, files = stdlib_files(max_files)
     subset = [f for i, f in enumerate(files) if (i % stride == 1 if stride == 2
                                                     else i % stride != 0)]
-    key = hashlib.sha256(json.dumps([CACHE_VERSION, "subset", corpus_key(root, files),
-                                     corpus_key(root, subset), base.tokenizer.vocab_size,
-                                     order]).encode()).hexdigest()[:20]
+    key = cache_key(["subset", corpus_key(root, files), corpus_key(root, subset),
+                     base.tokenizer.vocab_size, order], TRAINING_MODULES)
     path = cache_dir() / "ngram" / f"kn{order}s{stride}-{key}.npz"
     if path.exists():
         draft = NGramModel.load(path)

@@ -10,19 +10,32 @@ most the header's ``max_unverified``), so memory does not grow with the trace. I
 missing, unknown, mistyped or out-of-range field, events out of order, or a missing ``end``.
 """
 
+import hashlib
+import math
 import os
 import tempfile
+from array import array
 from collections import deque
 from pathlib import Path
 
 import numpy as np
 
-from ahasd.spec.params import check_positive
 from ahasd.sim.traces.errors import TraceError
-from ahasd.sim.traces.lines import (check_bool, check_int, check_real, dumps, json_lines,
-                                    names, new_file_mode, open_binary, show)
+from ahasd.sim.traces.lines import (
+    check_bool,
+    check_int,
+    check_real,
+    dumps,
+    json_lines,
+    names,
+    new_file_mode,
+    open_binary,
+    show,
+)
+from ahasd.spec.params import check_positive
 
-__all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "TraceError", "header",
+__all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "POLICIES", "EDC_VARIANTS",
+           "TraceError", "header",
            "batch_entropy", "iter_records", "check_records", "validate", "read", "write",
            "edc_events", "events_of_records", "verified_batches", "stats"]
 
@@ -35,8 +48,14 @@ MAX_VOCAB = 1 << 31
 _ID_MAX = (1 << 63) - 1
 _COUNT_MAX = (1 << 63) - 1
 
+#: The drafting policies a header may name (``ahasd.sim.decoding.policies``).
+POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
+#: The header's optional ``edc``: the EDC variant that gated look-ahead drafting, or ``off``.
+EDC_VARIANTS = ("committed", "anchor", "off")
+
 _HEADER_REQUIRED = ("format", "version", "vocab_size", "policy", "policy_params", "greedy",
                     "tokens", "prompt", "draft_cost", "verify_cost", "max_unverified")
+_HEADER_OPTIONAL = ("pair", "edc", "seed")
 _EVENT_FIELDS = {
     "draft": ("batch", "t", "tokens", "entropy", "q", "edc"),
     "verify": ("batch", "t", "kv_len", "p", "accepted", "full", "next_token"),
@@ -51,8 +70,14 @@ def header(**fields):
 
 
 def batch_entropy(entropies):
-    """A batch's mean draft entropy (nats), the value EDC sees: the plain mean of the tokens'."""
-    return sum(entropies) / len(entropies)
+    """A batch's mean draft entropy (nats), the value EDC sees: the plain mean of the tokens'.
+
+    Finite entropies too large to sum (a trace may hold any finite entropy) are averaged as
+    ``sum(h / k)`` instead, so the mean stays finite and saturates in EDC."""
+    total = sum(entropies)
+    if math.isinf(total):
+        return sum(h / len(entropies) for h in entropies)
+    return total / len(entropies)
 
 
 def _list(n, name, value, check, length=None):
@@ -73,22 +98,31 @@ class _Checker:
         if not isinstance(head, dict) or head.get("format") != FORMAT:
             got = head.get("format") if isinstance(head, dict) else head
             raise TraceError(n, f"not an {FORMAT} header (format {show(got)})")
-        if head.get("version") != VERSION or isinstance(head.get("version"), bool):
+        if type(head.get("version")) is not int or head["version"] != VERSION:
             raise TraceError(n, f"unsupported {FORMAT} version {show(head.get('version'))} "
                                 f"(this reader understands version {VERSION})")
         for name in _HEADER_REQUIRED:
             if name not in head:
                 raise TraceError(n, f"missing field {name!r}")
+        extra = head.keys() - {*_HEADER_REQUIRED, *_HEADER_OPTIONAL}
+        if extra:
+            raise TraceError(n, f"unknown field(s) {names(extra)} in the header")
         self.vocab = check_int(n, "vocab_size", head["vocab_size"], 1, MAX_VOCAB)
         for name in ("policy",) + tuple(k for k in ("pair", "edc") if k in head):
             if not isinstance(head[name], str):
                 raise TraceError(n, f"field {name!r} must be a string, not {show(head[name])}")
+        for name, allowed in (("policy", POLICIES), ("edc", EDC_VARIANTS)):
+            if name in head and head[name] not in allowed:
+                raise TraceError(n, f"{name} must be one of {', '.join(allowed)}, not "
+                                    f"{show(head[name])}")
+        #: None: the header does not say whether EDC gated the drafts.
+        self.edc_on = head["edc"] != "off" if "edc" in head else None
         if not isinstance(head["policy_params"], dict):
             raise TraceError(n, f"field 'policy_params' must be an object, not "
                                 f"{show(head['policy_params'])}")
         check_bool(n, "greedy", head["greedy"])
         self.tokens = check_int(n, "tokens", head["tokens"], 1, _COUNT_MAX)
-        _list(n, "prompt", head["prompt"], self._token)
+        self.prompt_len = len(_list(n, "prompt", head["prompt"], self._token))
         for name in ("draft_cost", "verify_cost"):
             if check_real(n, name, head[name], 0.0) <= 0:
                 raise TraceError(n, f"{name} must be a number > 0, not {show(head[name])}")
@@ -102,6 +136,12 @@ class _Checker:
         self.t = 0.0
         self.ended = False
         self.line = n
+        self.committed = 0          # tokens the verify events emitted so far
+        # A digest of the first `tokens` emitted tokens (the end line's output must match it):
+        # constant memory, however long the run.
+        self.digest, self.digested = hashlib.blake2b(digest_size=16), 0
+        self.complete = None        # (line, t) of the verify that emitted the last needed token
+        self.rejection = None       # (batch, line, t) of a rejection only squashes followed yet
 
     def _token(self, n, name, value):
         check_int(n, name, value, 0, self.vocab - 1)
@@ -129,6 +169,17 @@ class _Checker:
             raise TraceError(n, f"time t = {t:g} runs backwards (the previous event was at "
                                 f"{self.t:g})")
         self.t = t
+        if kind != "squash" and self.rejection is not None:
+            if self.pending:
+                b, line = self.rejection[:2]
+                raise TraceError(n, f"batch {self.pending[0][0]} is neither verified nor "
+                                    f"squashed after the rejection of batch {b} (line {line}): "
+                                    f"a rejection squashes every later batch")
+            self.rejection = None
+        if kind in ("draft", "verify") and self.complete is not None:
+            raise TraceError(n, f"{kind} event after the output was complete (the verify at "
+                                f"line {self.complete[0]} emitted the last of the "
+                                f"{self.tokens} tokens; the end event follows it)")
         getattr(self, "_" + kind)(n, rec)
 
     def _draft(self, n, rec):
@@ -149,6 +200,10 @@ class _Checker:
                                     f"int}}, not {show(edc)}")
             check_bool(n, "edc.cont", edc["cont"])
             check_int(n, "edc.index", edc["index"], 0, _ID_MAX)
+        if self.edc_on is not None and (edc is not None) != self.edc_on:
+            raise TraceError(n, "field 'edc' must be null: the header says edc off" if edc
+                             else "field 'edc' must be EDC's decision {\"cont\": bool, "
+                                  "\"index\": int}: the header names an EDC variant, not null")
         if len(self.pending) == self.max_unverified:
             raise TraceError(n, f"more than max_unverified = {self.max_unverified} batches "
                                 f"drafted and not verified")
@@ -162,18 +217,50 @@ class _Checker:
             raise TraceError(n, f"verify of batch {b}, which is not the oldest unverified drafted "
                                 f"batch ({'none' if oldest is None else oldest})")
         k = self.pending[0][1]
-        check_int(n, "kv_len", rec["kv_len"], 0, _COUNT_MAX)
+        kv_len = check_int(n, "kv_len", rec["kv_len"], 0, _COUNT_MAX)
+        if kv_len != self.prompt_len + self.committed:
+            raise TraceError(n, f"kv_len must be {self.prompt_len + self.committed} (the "
+                                f"{self.prompt_len} prompt tokens and the {self.committed} "
+                                f"committed before batch {b}), not {kv_len}")
         _list(n, "p", rec["p"], lambda m, name, v: check_real(m, name, v, 0.0, 1.0), k)
         accepted = check_int(n, "accepted", rec["accepted"], 0, k)
-        if check_bool(n, "full", rec["full"]) != (accepted == k):
+        full = check_bool(n, "full", rec["full"])
+        if full != (accepted == k):
             raise TraceError(n, f"verify of batch {b} is inconsistent with its {k} drafted "
                                 f"tokens (accepted {accepted}, full {rec['full']})")
-        if rec["next_token"] is not None:
-            self._token(n, "next_token", rec["next_token"])
-        self.pending.popleft()
+        following = rec["next_token"]
+        if following is not None:
+            self._token(n, "next_token", following)
+        if not full and following is None:
+            raise TraceError(n, f"next_token of batch {b} must be the token emitted after the "
+                                f"rejection, not null")
+        if full and len(self.pending) > 1 and following is not None:
+            raise TraceError(n, f"next_token of batch {b} must be null: it was fully accepted "
+                                f"with batch {self.pending[1][0]} drafted on top (whose first "
+                                f"token is verified next), not {show(following)}")
+        _, _, draft = self.pending.popleft()
+        self._emit(draft["tokens"][:accepted] + ([] if following is None else [following]))
+        if self.complete is None and self.committed >= self.tokens:
+            self.complete = (n, self.t)
+        if not full:
+            self.rejection = (b, n, self.t)
+
+    def _emit(self, tokens):
+        self.committed += len(tokens)
+        take = tokens[:max(0, self.tokens - self.digested)]
+        if take:
+            self.digest.update(array("q", take).tobytes())
+            self.digested += len(take)
 
     def _squash(self, n, rec):
         b = check_int(n, "batch", rec["batch"], 0, _ID_MAX)
+        if self.rejection is None:
+            raise TraceError(n, f"squash of batch {b} without a rejection before it (squash "
+                                f"events follow the verify that rejected an earlier batch)")
+        if self.t != self.rejection[2]:
+            raise TraceError(n, f"squash of batch {b} at t = {self.t:g}, not at the time of the "
+                                f"rejection of batch {self.rejection[0]} (t = "
+                                f"{self.rejection[2]:g})")
         if check_bool(n, "drafted", rec["drafted"]):
             for i, (pending_id, _, _) in enumerate(self.pending):
                 if pending_id == b:
@@ -190,6 +277,19 @@ class _Checker:
         if len(output) != self.tokens:
             raise TraceError(n, f"output holds {len(output)} tokens, the header asked for "
                                 f"{self.tokens}")
+        if self.complete is None:
+            raise TraceError(n, f"the verify events emit {self.committed} tokens, fewer than "
+                                f"the {self.tokens} of the output")
+        digest = hashlib.blake2b(digest_size=16)
+        for i in range(0, len(output), 1 << 16):      # a small buffer, however long the output
+            digest.update(array("q", output[i:i + (1 << 16)]).tobytes())
+        if digest.digest() != self.digest.digest():
+            raise TraceError(n, "output is not the tokens the verify events emitted (each "
+                                "batch's accepted prefix and next_token, in order)")
+        if self.t != self.complete[1]:
+            raise TraceError(n, f"end at t = {self.t:g}, not at t = {self.complete[1]:g} when "
+                                f"the verify at line {self.complete[0]} emitted the last "
+                                f"needed token")
         self.ended = True
 
 

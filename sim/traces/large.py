@@ -35,7 +35,7 @@ def _decoding_events(batches, seed, vocab, max_len, lookahead):
     """The events of :func:`decoding_lines` (without header and end): dicts, then the output
     tokens emitted by each verify through ``emit``."""
     rng = random.Random(seed)
-    t, next_id, verified = 0.0, 0, 0
+    t, next_id, verified, committed = 0.0, 0, 0, 0
     pending: list[tuple[int, list[int]]] = []    # (batch id, tokens) of unverified batches
     while verified < batches:
         while len(pending) < lookahead:
@@ -53,10 +53,12 @@ def _decoding_events(batches, seed, vocab, max_len, lookahead):
         full = accepted == k
         nxt = None if full else rng.randrange(vocab)
         t += 5.0
-        yield ({"event": "verify", "batch": batch, "t": t, "kv_len": 3 + verified,
+        emitted = tokens[:accepted] + ([nxt] if nxt is not None else [])
+        yield ({"event": "verify", "batch": batch, "t": t, "kv_len": 3 + committed,
                 "p": [rng.random() for _ in range(k)], "accepted": accepted, "full": full,
-                "next_token": nxt}, tokens[:accepted] + ([nxt] if nxt is not None else []))
+                "next_token": nxt}, emitted)
         verified += 1
+        committed += len(emitted)
         if not full:
             for squashed, _ in pending:
                 yield {"event": "squash", "batch": squashed, "t": t, "drafted": True}, None

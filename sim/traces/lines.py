@@ -3,7 +3,7 @@ format").
 
 * Lines are split at ``\\n`` only and counted physically: blank lines (spaces, tabs, ``\\r``) are
   skipped but counted, so ``line N`` is the line an editor shows.
-* Each line is UTF-8 and at most :data:`MAX_LINE_BYTES` bytes.
+* Each line is UTF-8 and at most :data:`MAX_LINE_BYTES` bytes (not counting its ``\\n``).
 * Each non-blank line is one JSON value under strict rules: no ``NaN``/``Infinity`` (they are not
   JSON), no number that overflows a float, no integer of more than :data:`MAX_INT_DIGITS` digits
   (which also keeps Python's integer-string limit out of reach), no duplicate key, no lone
@@ -129,6 +129,15 @@ def _raw_lines(source):
         yield line
 
 
+def _line_bytes(raw):
+    """The bytes of a raw line, not counting its terminating ``\\n`` (a text line is measured
+    in UTF-8 bytes, not characters)."""
+    size = len(raw)
+    if isinstance(raw, str) and size > MAX_LINE_BYTES // 4:   # else it cannot be too long
+        size = len(raw.encode("utf-8", "surrogatepass"))
+    return size - (raw[-1:] in ("\n", b"\n"))
+
+
 def json_lines(source):
     """Yield ``(line_number, value)`` for every non-blank line of ``source``.
 
@@ -144,7 +153,7 @@ def json_lines(source):
             return
         except UnicodeDecodeError as error:   # a text-mode source
             raise TraceError(number, f"not UTF-8 text ({error.reason})") from None
-        if len(raw) > MAX_LINE_BYTES:
+        if _line_bytes(raw) > MAX_LINE_BYTES:
             raise TraceError(number, f"line longer than {MAX_LINE_BYTES} bytes")
         if isinstance(raw, bytes):
             try:

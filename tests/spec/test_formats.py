@@ -41,6 +41,14 @@ def test_uq4_12_saturates():
     assert UQ4_12.encode(65534.4 / 4096) == 65534
     assert UQ4_12.encode(-1e-9) == 0 and UQ4_12.encode(-2.0) == 0
     assert UQ4_12.encode(math.inf) == 65535 and UQ4_12.encode(-math.inf) == 0
+    # The largest finite floats overflow when scaled by 4096: they saturate like infinities
+    # (a trace may hold any finite entropy, docs/trace-format.md).
+    big = 1.7976931348623157e308
+    assert UQ4_12.encode(big) == 65535 and UQ4_12.encode(-big) == 0
+    assert entropy_to_fx(big) == golden_edc_fx(big) == 65535
+    assert FixedFormat("Q3.4", width=8, frac_bits=4, signed=True).encode(-big) == -128
+    with pytest.raises(ValueError, match="outside the UQ1.3 code range"):
+        FixedFormat("UQ1.3", width=4, frac_bits=3, saturate=False).encode(big)
     with pytest.raises(ValueError, match="UQ4.12 must be a number, not nan"):
         UQ4_12.encode(math.nan)
 

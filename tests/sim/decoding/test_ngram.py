@@ -129,3 +129,93 @@ def test_draft_target_agreement_is_realistic():
         ctx.append(int(rng.choice(len(p), p=p)))
     assert 0.4 < np.mean(acc) < 0.95
     assert np.corrcoef(acc, ent)[0, 1] < -0.1
+
+
+# Token ids of the hand-made corpus below (0 is <unk>, 1 is <eof>).
+A, B, C, D = 2, 3, 4, 5
+
+
+def test_discounts_and_a_probability_by_hand():
+    """Modified KN on a corpus small enough to count on paper (Chen & Goodman 1998, eq. 26).
+
+    The sequence, padded with one <eof> on each side for a bigram model, is
+    ``<eof> A B A B A B A B C A C A C <eof>``.
+    Bigram counts: A B 4, B A 3, C A 2, A C 2, <eof> A 1, B C 1, C <eof> 1, so
+    n1, n2, n3, n4 = 3, 2, 1, 1, Y = 3 / (3 + 2*2) = 3/7 and
+    D1 = 1 - 2Y n2/n1 = 3/7, D2 = 2 - 3Y n3/n2 = 19/14, D3 = 3 - 4Y n4/n3 = 9/7.
+    Unigram continuation counts (distinct left neighbours): A 3 (<eof>, B, C), C 2 (A, B),
+    B 1, <eof> 1; n1..n4 = 2, 1, 1, 0, Y = 1/2, D1 = 1/2, D2 = 1/2, D3 = 3 - 0 = 3.
+    Unigram (total 7, discounts 3 + 1/2 + 1/2 + 1/2 = 9/2 spread over V = 6 ids, 3/28 each):
+    p1 = <unk> 3/28, <eof> 5/28, A 3/28, B 5/28, C 9/28, D 3/28.
+    After B (successors A 3, C 1; total 4; gamma = (9/7 + 3/7) / 4 = 3/7):
+    p(A|B) = (3 - 9/7)/4 + 3/7 * 3/28 = 93/196, p(C|B) = (1 - 3/7)/4 + 3/7 * 9/28 = 55/196,
+    and 3/7 * p1 for the others: <unk> 9/196, <eof> 15/196, B 15/196, D 9/196.
+    """
+    model = NGramModel.train([[A, B, A, B, A, B, A, B, C, A, C, A, C]], order=2, vocab_size=6)
+    np.testing.assert_allclose(model._disc[1], [0, 3 / 7, 19 / 14, 9 / 7], rtol=1e-15)
+    np.testing.assert_allclose(model._disc[0], [0, 1 / 2, 1 / 2, 3], rtol=1e-15)
+    np.testing.assert_allclose(model.next_dist([B]), np.array([9, 15, 93, 15, 55, 9]) / 196,
+                               rtol=1e-14)
+    # A context never seen (D) backs off to the unigram level entirely.
+    np.testing.assert_allclose(model.next_dist([D]), np.array([3, 5, 3, 5, 9, 3]) / 28,
+                               rtol=1e-14)
+
+
+def test_degenerate_discounts_by_hand():
+    # <eof> A B C <eof>: four bigrams seen once each, n2 = 0: the fixed discounts.
+    model = NGramModel.train([[A, B, C]], order=2, vocab_size=6)
+    np.testing.assert_array_equal(model._disc[1], [0, 0.5, 1.0, 1.5])
+    # Each seen bigram keeps 1 - 1/2 of its count; after A: p(B|A) = 1/2 + 1/2 * p1(B).
+    p1 = model.next_dist([D])
+    assert model.next_dist([A])[B] == pytest.approx(0.5 + 0.5 * p1[B], rel=1e-14)
+
+
+def test_the_cache_key_covers_what_determines_the_model(tmp_path, monkeypatch):
+    from ahasd.sim.decoding import ngram, pairs, tokenizer
+    # Everything the training calls lives in the modules whose source the key digests.
+    for fn in (ngram.NGramModel.train, ngram._mkn_discounts, ngram.NGramModel.save,
+               ngram.NGramModel.load, ngram.load_pair, tokenizer.Tokenizer.train,
+               tokenizer.Tokenizer.encode, tokenizer.stdlib_files, tokenizer.read_corpus,
+               tokenizer.corpus_key):
+        assert fn.__module__ in ngram.TRAINING_MODULES, fn
+    assert pairs._subset_pair.__module__ in pairs.TRAINING_MODULES
+    assert set(ngram.TRAINING_MODULES) < set(pairs.TRAINING_MODULES)
+    # Parameters and corpus.
+    assert ngram.cache_key(["corpus", 512]) == ngram.cache_key(["corpus", 512])
+    assert ngram.cache_key(["corpus", 512]) != ngram.cache_key(["corpus", 600])
+    assert ngram.cache_key(["corpus", 512]) != ngram.cache_key(["other", 512])
+    # Source: one changed byte of a training module changes the key; the same text restores it.
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = tmp_path / "ahasd_fake_training.py"
+    source.write_text("D1 = 0.5\n")
+    modules = ngram.TRAINING_MODULES + ("ahasd_fake_training",)
+    first = ngram.cache_key(["corpus", 512], modules)
+    source.write_text("D1 = 0.6\n")
+    changed = ngram.cache_key(["corpus", 512], modules)
+    source.write_text("D1 = 0.5\n")
+    assert first != changed and ngram.cache_key(["corpus", 512], modules) == first
+    assert first != ngram.cache_key(["corpus", 512])
+    with pytest.raises(ValueError, match="training module 'ahasd_no_such_module' has no source"):
+        ngram.training_digest(("ahasd_no_such_module",))
+
+
+def test_changed_training_code_is_not_served_from_the_cache(tmp_path, monkeypatch):
+    """The bug this key fixes: a model trained by older code kept being served."""
+    from ahasd.sim.decoding import ngram
+    monkeypatch.setenv("AHASD_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "ahasd_fake_training.py"
+    source.write_text("# the training code, version 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(ngram, "TRAINING_MODULES",
+                        ngram.TRAINING_MODULES + ("ahasd_fake_training",))
+    old = load_pair(max_files=12, vocab_size=512)
+    folder = tmp_path / "cache" / "ngram"
+    assert len(list(folder.iterdir())) == 3
+    # The training changes (other discounts) and so does its source: the pair is rebuilt.
+    monkeypatch.setattr(ngram, "_mkn_discounts", lambda *n: [0.25, 0.5, 0.75])
+    source.write_text("# the training code, version 2\n")
+    new = load_pair(max_files=12, vocab_size=512)
+    assert len(list(folder.iterdir())) == 6
+    np.testing.assert_array_equal(new.target._disc[:, 1:], [[0.25, 0.5, 0.75]] * 5)
+    assert not np.array_equal(old.target._disc, new.target._disc)
+    assert new.tokenizer.vocab == old.tokenizer.vocab

