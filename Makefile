@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo lint test cocotb regress coverage mutate verilog area fpga board fw-test reproduce bench \
+.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce bench \
         clean distclean
 
 venv: $(STAMP)
@@ -34,6 +34,11 @@ test: venv
 # Only the cocotb + Verilator tier. AHASD_WAVES=1 writes a VCD per test under build/waves/.
 cocotb: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
+
+# Formal proofs (yowasp-sby, smtbmc yices): GTS and the CSR block, each property also on its
+# broken copy.
+formal: venv
+	PATH=$(BIN):$$PATH $(BIN)/python -m ahasd.synth.formal all
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
