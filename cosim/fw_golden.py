@@ -2,7 +2,8 @@
 
 :func:`scenario` turns a speculative-decoding trace (:mod:`ahasd.sim.traces.decoding`) into the
 operations of ``fw_loop.cpp``: each drafted batch is a push into the draft queue (mean entropy in
-UQ4.12, as EDC sees it), preceded by the PIM's request to GTS for the ranks, with the TVC operands of that moment and a PIM draft-cost record (PDCT);
+UQ4.12, as EDC sees it), preceded by the PIM's request to GTS for the ranks, with the TVC operands
+of that moment and a PIM draft-cost record (PDCT);
 each verification is the NPU taking the oldest batch and answering a result (an NVCT record);
 after a rejecting one, the NPU squashes the look-ahead (the draft queue's hardware squash drops
 every batch still queued, which are the batches the trace squashes next). Optionally a zero-length record is

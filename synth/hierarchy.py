@@ -75,7 +75,7 @@ def share_modules(text, *, min_lines=24):
             del modules[dup]
         pattern = re.compile("|".join(re.escape(_escaped(d)) for d in merges))
         lookup = {_escaped(d): _escaped(k) for d, k in merges.items()}
-        modules = {name: pattern.sub(lambda m: lookup[m.group(0)], body)
+        modules = {name: pattern.sub(lambda m, lookup=lookup: lookup[m.group(0)], body)
                    for name, body in modules.items()}
     header = text[:text.find("module ")] if "module " in text else ""
     shared = {name: n for name, n in uses.items() if n > 1}

@@ -381,7 +381,7 @@ def analyse(netlist, library, *, block="", wire_pf=WIRE_PF_PER_FANOUT, target_mh
     period = 1e3 / target_mhz
     worst, best_path, by_clock, latest = None, None, {}, {}
     for domain in domains:
-        def mine(clocks):
+        def mine(clocks, domain=domain):
             return clocks is None or domain is None or domain in clocks
         arrival = [None] * size
         came_from = [None] * size       # net -> (cell index, input net) of the latest input

@@ -84,8 +84,8 @@ def state_from_bursts(words, d_k, d_v, burst_bytes):
     per = burst_bytes // 2
     out = np.zeros((len(words), per), dtype=np.int64)
     for n, word in enumerate(words):
-        for l in range(per):
-            out[n, l] = (word >> (16 * l)) & 0xFFFF
+        for lane in range(per):
+            out[n, lane] = (word >> (16 * lane)) & 0xFFFF
     out = np.where(out >= 1 << 15, out - (1 << 16), out)
     return out.reshape(d_k, d_v)
 

@@ -12,7 +12,7 @@ from ahasd.bench.queues import bench
 def test_bench_figures_quick():
     figures = bench(json_output=True, quick=True)
     for clocks in figures["clocks"].values():
-        for name, q in clocks["queues"].items():
+        for q in clocks["queues"].values():
             # One descriptor per cycle of the slower clock: the slower side is never idle (within
             # the one-edge quantisation of a 300-descriptor window).
             assert max(q["per_write_cycle"], q["per_read_cycle"]) == pytest.approx(1.0, abs=0.01)

@@ -301,7 +301,7 @@ def test_register_fuzz_with_traffic(ctl):
     for _ in range(12):
         ctl.push("squash")
     accesses = 0
-    for batch in range(20):
+    for _ in range(20):
         queued = []
         for _ in range(100):
             address = rng.choice(addresses)

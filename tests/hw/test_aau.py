@@ -60,5 +60,6 @@ def test_mixed_ops_in_order_with_backpressure_and_eps():
 
 
 def test_parameter_errors():
-    with pytest.raises(ValueError, match=r"eps must be a finite number in \[3.72529e-09, 16\) \(2\*\*-28 up to 16\), not 0"):
+    with pytest.raises(ValueError,
+                       match=r"eps must be a finite number in \[3.72529e-09, 16\) \(2\*\*-28 up to 16\), not 0"):
         AAU(eps=0)

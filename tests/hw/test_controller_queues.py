@@ -43,7 +43,7 @@ def test_queue_status(queue):
         for fill in reversed(range(depth)):
             await pop(sim, ctx, queue)
             await check(fill, 1)
-        for fill in (1, 2):
+        for _fill in (1, 2):
             await push(sim, ctx, queue)
         await check(2, 2)                          # the second rising crossing
         await sim.write_reg(ctx, f"{Q}_THRESHOLD", 0)

@@ -5,8 +5,8 @@ whether software writes reach it and what it reads after writing all ones and al
 kind. Every field that connects to the hardware must also name a directed test of its effect in
 :data:`BEHAVIOUR`; a field added to the map without one fails
 ``test_every_field_has_a_directed_test``. The queues, GTS and global controls are tested in
-``test_controller_queues.py`` (with the push-back counters), the counters' own behaviour (clearing, saturation and wrap in a
-narrow-counter build) in ``test_controller_counters.py``.
+``test_controller_queues.py`` (with the push-back counters), the counters' own behaviour (clearing,
+saturation and wrap in a narrow-counter build) in ``test_controller_counters.py``.
 """
 
 import pytest

@@ -47,7 +47,6 @@ def test_counts_every_event_and_clears(event_period, crossing):
         state["done"] = True
 
     async def reader(ctx):
-        lag_bound = 0
         cleared = False
         while not state["done"]:
             count = ctx.get(dut.count)

@@ -42,5 +42,6 @@ def test_layernorm_bound(eps):
 def test_validation():
     with pytest.raises(ValueError, match="x must have 16 lanes, not 3"):
         aau.softmax_fx([1, 2, 3])
-    with pytest.raises(ValueError, match=r"x\[\d+\] must be an integer in -32768..32767 \(Q8.8 int16 lanes\), not 40000"):
+    with pytest.raises(ValueError,
+                       match=r"x\[\d+\] must be an integer in -32768..32767 \(Q8.8 int16 lanes\), not 40000"):
         aau.gelu_fx([40000] + [0] * 15)

@@ -68,5 +68,6 @@ def test_validation():
         EntropyConfig(max_vocab=1)
     with pytest.raises(ValueError, match="stream length must be 1..65535, not 0"):
         entropy_fx([])
-    with pytest.raises(ValueError, match=r"logits\[0\] must be an integer in -32768..32767 \(16-bit logits\), not 40000"):
+    with pytest.raises(ValueError,
+                       match=r"logits\[0\] must be an integer in -32768..32767 \(16-bit logits\), not 40000"):
         entropy_fx([40000])
