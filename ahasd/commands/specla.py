@@ -5,6 +5,10 @@ node outputs and the committed state as one JSON object. ``bench`` prints the Sp
 ratios beside the paper's and the end-to-end speedup over autoregressive decoding (with a plot).
 """
 
+import json
+
+from ahasd.errors import CliError
+
 __all__ = ["register"]
 
 
@@ -28,7 +32,6 @@ def register(sub):
 
 
 def run_verify(args):
-    from ahasd.cli import CliError
     from ahasd.sim.specla.case import format_result, read_case, run_case
 
     try:
@@ -44,9 +47,7 @@ def run_verify(args):
 
 
 def run_bench(args):
-    import json
-
-    from ahasd.bench.specla import bench
+    from ahasd.bench.specla import bench  # numpy, matplotlib
     figures = bench(json_output=args.json, out=args.out, echo=False)
     if args.rtl:
         from ahasd.bench.state_commit import bench as rtl_bench
