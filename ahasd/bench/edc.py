@@ -7,6 +7,8 @@ clock starts). The figures are measured wall-clock rates on this machine, printe
 
 import time
 
+from ahasd.bench.memory import replay_memory
+
 __all__ = ["bench", "event_stream"]
 
 
@@ -43,7 +45,7 @@ def bench(json_output=False, quick=False):
     figures["rtl_events_per_cpu_s"] = _rate(n, time.process_time() - cpu + rtl.simulator_cpu_s)
     golden, _ = score_events(EDC(), events)
     figures["rtl_matches_golden"] = decisions == golden
-    from ahasd.bench.memory import replay_memory    # `ahasd edc replay` of the same events
+    # `ahasd edc replay` of the same events
     figures.update(replay_memory("edc", (
         f'{{"op":"draft","entropy":{v!r}}}\n' if op == "draft" else
         f'{{"op":"verify","full":{"true" if v else "false"}}}\n' for op, v in events)))

@@ -47,10 +47,10 @@ def run_verify(args):
 
 
 def run_bench(args):
-    from ahasd.bench.specla import bench  # numpy, matplotlib
+    from ahasd.bench.specla import bench  # the SpecLA models: slow to import, this verb only
     figures = bench(json_output=args.json, out=args.out, echo=False)
     if args.rtl:
-        from ahasd.bench.state_commit import bench as rtl_bench
+        from ahasd.bench.state_commit import bench as rtl_bench  # likewise
         figures["rtl"] = rtl_bench(json_output=args.json, quick=args.quick)
     if args.json:
         print(json.dumps(figures, indent=2))
