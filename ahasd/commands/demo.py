@@ -47,8 +47,8 @@ def record_trace(path, tokens, seed):
     import numpy as np
 
     from ahasd.sim.decoding import golden
-    from ahasd.sim.traces import decoding as trace
     from ahasd.sim.decoding.lookahead import decode
+    from ahasd.sim.traces import decoding as trace
     pair = golden.load_models("ngram")
     policy = golden.build_policy("fixed", pair, seed=seed)
     result = decode(pair.draft, pair.target, pair.tokenizer.encode(golden.PROMPTS[0]),

@@ -71,7 +71,7 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out / "summary.md").write_text(report.summary_markdown(h))
     if plots:
-        from ahasd.sim.system.plots import write_plots      # matplotlib
+        from ahasd.sim.system.plots import write_plots  # matplotlib
         write_plots(rows, out, pairs=pairs, policies=policies,
                     acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
     return h, wall
