@@ -17,7 +17,6 @@ from pathlib import Path
 from ahasd.hw.blocks import make_block, to_verilog
 from ahasd.sim.traces.lines import new_file_mode
 from ahasd.synth import verilator
-from ahasd.synth.fusesoc import CORE_FILE, core_text
 
 __all__ = ["block_verilog", "write_verilog", "write_core"]
 
@@ -57,6 +56,7 @@ def write_verilog(name, folder, lint=True):
 
 def write_core(names, folder):
     """Write the FuseSoC core describing ``folder/<name>.v`` for ``names``; return its path."""
+    from ahasd.synth.fusesoc import CORE_FILE, core_text  # inspect: slow to import
     path = Path(folder) / CORE_FILE
     path.write_text(core_text(names))
     return path

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, integer
 from ahasd.errors import CliError
-from ahasd.sim.system.reproduce import reproduce
 
 __all__ = ["register", "run"]
 
@@ -46,6 +45,7 @@ def _bar(description, total):
 
 
 def run(args):
+    from ahasd.sim.system.reproduce import reproduce  # the grid machinery: this verb only
     if args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.jobs < 1:

@@ -12,13 +12,11 @@ import time
 from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, check_choice, integer, seed
-from ahasd.bench import area_sweep
 from ahasd.errors import CliError
 from ahasd.files import output_dir
 from ahasd.progress import progress
 from ahasd.sim.decoding.policies import policy_names
 from ahasd.sim.system.config import pair_names
-from ahasd.sim.system.sweep import parse_axis, run_sweep
 from ahasd.sim.system.systems import system_names
 from ahasd.sim.traces.errors import TraceError
 
@@ -103,6 +101,7 @@ def _counter(update):
 
 
 def _system(args):
+    from ahasd.sim.system.sweep import parse_axis, run_sweep  # the sweep machinery: this verb only
 
     if not args.axis:
         raise CliError("the system sweep needs at least one --axis KEY=V1,V2,...")
@@ -133,6 +132,7 @@ def _system(args):
 
 
 def _area(args):
+    from ahasd.bench import area_sweep  # synthesis and plots: this verb only
     try:
         points = (area_sweep.grid_of_axes([area_sweep.parse_axis(a) for a in args.axis])
                   if args.axis else list(area_sweep.DEFAULT_GRID))
