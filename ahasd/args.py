@@ -1,14 +1,18 @@
 """Argument types and the documented limits of the ``ahasd`` options that size memory or time.
 
 An out-of-range value is refused by argparse before any work starts, with a message naming the
-option (``ahasd: error: decode: argument --tokens: ...``).
+option (``ahasd: error: decode: argument --tokens: ...``). :func:`check_choice` refuses a name
+that is not in a registry once the arguments are parsed (``ahasd: error: --pair must be one of
+...``).
 """
 
 import argparse
 import math
 
+from ahasd.errors import CliError
+
 __all__ = ["TOKENS_MAX", "BINS_MAX", "LEN_MAX", "COST_MAX", "SEED_MAX", "integer", "number",
-           "seed"]
+           "seed", "check_choice"]
 
 #: Most tokens ``ahasd decode`` / ``ahasd demo`` generate (the trace is built in memory).
 TOKENS_MAX = 100_000
@@ -60,3 +64,10 @@ def number(low, high, *, low_open=False):
 
 
 seed = integer(0, SEED_MAX)
+
+
+def check_choice(name, value, choices):
+    """Refuse option ``--name`` unless ``value`` is one of ``choices`` (a one-line
+    :class:`ahasd.errors.CliError`)."""
+    if value not in choices:
+        raise CliError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")

@@ -8,7 +8,8 @@ exit status. Heavy imports (Amaranth, numpy, Verilator) happen inside those call
 The error net (:func:`main`): every failure a user can cause ends as one line
 ``ahasd: error: ...`` on standard error with exit status 2 and no traceback: bad options (argparse),
 operating-system errors on inputs and outputs, undecodable text, trace-format errors and the
-ValueError / TypeError of parameter validation. Ctrl-C ends with ``ahasd: interrupted`` and exit
+ValueError / TypeError of parameter validation (a command raises :class:`ahasd.errors.CliError`
+for the failures it words itself). Ctrl-C ends with ``ahasd: interrupted`` and exit
 status 130. A tool failure a command reports itself (a lint or synthesis error) keeps its status
 (1). Set ``AHASD_TRACEBACK=1`` to see the Python traceback instead.
 """
@@ -17,6 +18,9 @@ import argparse
 import importlib
 import os
 import sys
+
+from ahasd.errors import CliError
+from ahasd.sim.traces.errors import TraceError
 
 __all__ = ["main", "CliError", "COMMAND_MODULES", "build_parser"]
 
@@ -40,14 +44,6 @@ COMMAND_MODULES = [
 ]
 
 INTERRUPTED = 130
-
-
-class CliError(Exception):
-    """A user-facing error: printed as ``ahasd: error: ...`` with exit status ``status``."""
-
-    def __init__(self, message, status=2):
-        super().__init__(message)
-        self.status = status
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,7 +87,6 @@ def _silence_stdout():
 
 def main(argv=None):
     """Run one ``ahasd`` command; return its exit status (see the module docstring)."""
-    from ahasd.sim.traces.errors import TraceError
     debug = os.environ.get("AHASD_TRACEBACK") == "1"
     try:
         try:

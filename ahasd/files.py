@@ -12,7 +12,7 @@
   standard output.
 * :func:`output_dir` creates a folder and proves it writable.
 
-OS errors become :class:`ahasd.cli.CliError` naming the path.
+OS errors become :class:`ahasd.errors.CliError` naming the path.
 """
 
 import contextlib
@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ahasd.errors import CliError
+from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import new_file_mode, spooled
 
 __all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
@@ -34,7 +36,6 @@ def _reason(error):
 
 
 def _error(verb, path, error):
-    from ahasd.cli import CliError
     return CliError(f"cannot {verb} {path}: {_reason(error)}")
 
 
@@ -67,8 +68,6 @@ def open_input(path):
 @contextlib.contextmanager
 def _reading(name):
     """Trace and OS errors while reading input ``name`` as CliErrors naming it."""
-    from ahasd.cli import CliError
-    from ahasd.sim.traces.errors import TraceError
     try:
         yield
     except TraceError as error:
@@ -108,7 +107,7 @@ def checked_trace(path, read):
     """Yield a :class:`CheckedTrace` of input ``path`` (``-``: standard input, spooled to a
     temporary file) once ``read(binary_file)`` (an iterator that raises
     :class:`ahasd.sim.traces.errors.TraceError` at the first fault) has run through the whole
-    file; a fault becomes a :class:`ahasd.cli.CliError` naming the file and the line."""
+    file; a fault becomes a :class:`ahasd.errors.CliError` naming the file and the line."""
     name = display_name(path)
     with input_trace(path) as real:
         yield CheckedTrace(real, name, read)
@@ -156,6 +155,5 @@ def output_dir(path, option):
         os.close(fd)
         os.unlink(probe)
     except OSError as error:
-        from ahasd.cli import CliError
         raise CliError(f"{option} {path}: cannot write there: {_reason(error)}") from None
     return path

@@ -9,12 +9,18 @@ A section is the text between two marker comments::
 :func:`update_section` replaces what lies between them and leaves the rest of the file byte for
 byte; the file is rewritten atomically. ``make area`` and ``make fpga`` regenerate the README's
 tables this way, so a figure in them is always the output of the command named beside it.
+:func:`check_readme` is the check of a ``--readme FILE`` option before any work.
 """
 
+import os
 import re
 from pathlib import Path
 
-__all__ = ["update_section", "check_section", "markdown_table", "SectionError"]
+from ahasd.errors import CliError
+from ahasd.files import atomic_write_text
+from ahasd.synth.markdown import markdown_table
+
+__all__ = ["update_section", "check_section", "check_readme", "markdown_table", "SectionError"]
 
 
 class SectionError(ValueError):
@@ -45,7 +51,6 @@ def check_section(path, name):
 def update_section(path, name, body):
     """Replace section ``name`` of Markdown file ``path`` with ``body`` (text, newline added);
     return whether the file changed."""
-    from ahasd.files import atomic_write_text
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     start, stop = _span(path, text, name)
@@ -55,11 +60,16 @@ def update_section(path, name, body):
     return new != text
 
 
-def markdown_table(columns, rows):
-    """A GitHub Markdown table; the first column left-aligned, the others right-aligned."""
-    def cell(value):
-        return str(value).replace("|", "\\|")
-    lines = ["| " + " | ".join(columns) + " |",
-             "|" + "|".join([":---"] + ["---:"] * (len(columns) - 1)) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+def check_readme(path, sections):
+    """Fail (:class:`ahasd.errors.CliError` naming ``--readme``) before any work if ``path``
+    cannot take the generated ``sections``."""
+    try:
+        for name in sections:
+            check_section(path, name)
+    except SectionError as error:
+        raise CliError(f"--readme: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"--readme: cannot read {path}: {getattr(error, 'strerror', error)}") \
+            from None
+    if not os.access(path, os.W_OK) or not os.access(Path(path).resolve().parent, os.W_OK):
+        raise CliError(f"--readme: cannot write {path}")

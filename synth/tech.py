@@ -1,7 +1,7 @@
 """Technology figures that turn gate equivalents and memory bits into mm² at 28 nm.
 
-Every figure is stated here once, with where it comes from; :mod:`ahasd.commands.area` prints
-them beside the results and takes overrides on the command line.
+Every figure is stated here once, with where it comes from; :mod:`ahasd.synth.area_report` uses
+them, and ``ahasd area`` prints them beside the results and takes overrides on the command line.
 
 * ``NAND2_UM2`` = 0.309 um²: the NanGate 45 nm Open Cell Library's NAND2_X1 (0.798 um², the
   same cell ``gates.lib`` normalises to 1 GE) shrunk by the ideal (28/45)² = 0.387. Commercial

@@ -1,4 +1,4 @@
-"""Plots of an area sweep (:mod:`ahasd.bench.area_sweep`).
+"""Plots of an area sweep (:mod:`ahasd.bench.area_sweep`; points: :mod:`ahasd.bench.area_points`).
 
 ``sweep.png``: for each block and each parameter that takes more than one value (and, for the
 EDC, its PHT entries), total area in mm² against that parameter, one line per combination of the
@@ -6,6 +6,8 @@ block's other parameters (nothing averaged away). ``edc_area_accuracy.png``: eac
 prediction accuracy on the recorded traces against its area in mm² and in logic gate
 equivalents, beside the accuracy of the best constant predictor of each trace.
 """
+
+from ahasd.bench.area_points import SWEPT
 
 __all__ = ["plot_area", "plot_edc_tradeoff"]
 
@@ -25,7 +27,6 @@ def _panels(rows):
     panel of its own for the others; one that neither varies alone nor determines the others
     (the EDC's LLR bits, paired with bucket bits) gets no panel: the PHT-entries panel shows it.
     """
-    from ahasd.bench.area_sweep import SWEPT
     good = [r for r in rows if not r.get("error")]
     panels = []
     for block in dict.fromkeys(r["block"] for r in good):

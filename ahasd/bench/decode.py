@@ -15,11 +15,12 @@ import time
 
 import numpy as np
 
+from ahasd.sim.decoding.policies import policy_names
+
 __all__ = ["bench", "MODES"]
 
 #: mode name -> (max_unverified, EDC variant or None)
 MODES = {"sync": (1, None), "ahead": (4, None), "ahead+EDC": (4, "committed")}
-POLICY_NAMES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 
 
 def _speed(pair, n_tokens):
@@ -71,7 +72,7 @@ def _policy_table(pair, prompts, n_tokens, seed=0):
     rows = []
     verify_cost, draft_cost = 5.0, 1.0
     for mode, (max_unverified, edc_variant) in MODES.items():
-        for name in POLICY_NAMES:
+        for name in policy_names():     # the registry's order
             policy = build_policy(name, pair, seed=seed, draft_cost=draft_cost,
                                   verify_cost=verify_cost)
             edc = make_edc(edc_variant)

@@ -7,6 +7,8 @@ clock starts). The figures are measured wall-clock rates on this machine, printe
 
 import time
 
+from ahasd.bench.memory import replay_memory
+
 __all__ = ["bench", "event_stream"]
 
 
@@ -21,13 +23,13 @@ def _rate(n, seconds):
 
 
 def bench(json_output=False, quick=False):
-    from ahasd.sim.blocks.edc import EDC, score_events
     from ahasd.cosim.edc import VerilatedEDC
+    from ahasd.sim.blocks.edc import EDC, VARIANTS, score_events
 
     n = 20_000 if quick else 400_000
     events = event_stream(n)
     figures = {"events": n}
-    for variant in ("committed", "anchor"):
+    for variant in VARIANTS:
         start, cpu = time.perf_counter(), time.process_time()
         score_events(EDC(variant=variant), events)
         figures[f"golden_{variant}_events_per_s"] = _rate(n, time.perf_counter() - start)
@@ -43,7 +45,7 @@ def bench(json_output=False, quick=False):
     figures["rtl_events_per_cpu_s"] = _rate(n, time.process_time() - cpu + rtl.simulator_cpu_s)
     golden, _ = score_events(EDC(), events)
     figures["rtl_matches_golden"] = decisions == golden
-    from ahasd.bench.memory import replay_memory    # `ahasd edc replay` of the same events
+    # `ahasd edc replay` of the same events
     figures.update(replay_memory("edc", (
         f'{{"op":"draft","entropy":{v!r}}}\n' if op == "draft" else
         f'{{"op":"verify","full":{"true" if v else "false"}}}\n' for op, v in events)))

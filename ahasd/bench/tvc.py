@@ -12,6 +12,8 @@ import time
 from collections import Counter
 from statistics import mean
 
+from ahasd.bench.memory import replay_memory
+
 __all__ = ["bench"]
 
 
@@ -55,9 +57,8 @@ def bench(json_output=False, quick=False):
     figures["record_latency_cycles"] = _spread(rtl.record_latency)
     figures["decide_wait_cycles"] = _spread(rtl.decide_wait)
     figures["decides_delayed_by_records"] = sum(w > 0 for w in rtl.decide_wait)
-    from ahasd.bench.memory import replay_memory    # `ahasd tvc replay` of the same trace
     from ahasd.sim.traces.tvc import dump
-    figures.update(replay_memory("tvc", [dump(ops)]))
+    figures.update(replay_memory("tvc", [dump(ops)]))    # `ahasd tvc replay` of the same trace
 
     if not json_output:
         from rich.console import Console

@@ -3,16 +3,23 @@
 The output file is created (under a temporary name) before decoding starts, so an unwritable
 ``--out`` fails at once, and renamed at the end, so a failure or Ctrl-C leaves no truncated trace.
 ``--out -`` writes the trace to standard output (the summary then goes to standard error).
+The policies are those of the registry (:func:`ahasd.sim.decoding.policies.policy_names`).
 """
+
+import sys
+
+from ahasd.args import COST_MAX, LEN_MAX, TOKENS_MAX, integer, number, seed
+from ahasd.errors import CliError
+from ahasd.files import output_file
+from ahasd.progress import progress
+from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
+from ahasd.sim.decoding.policies import policy_names
+from ahasd.sim.traces.decoding import MAX_UNVERIFIED
 
 __all__ = ["register", "run"]
 
-POLICY_NAMES = ["fixed", "specdecpp", "svip", "adaedl", "banditspec"]
-
 
 def register(sub):
-    from ahasd.args import COST_MAX, LEN_MAX, TOKENS_MAX, integer, number, seed
-    from ahasd.sim.traces.decoding import MAX_UNVERIFIED
     p = sub.add_parser(
         "decode", help="run golden speculative decoding and record a trace",
         description="Decode --tokens tokens with a draft/target model pair, a drafting policy and "
@@ -21,8 +28,8 @@ def register(sub):
                    help="model pair: the n-gram pair on the Python stdlib, or local HF models")
     p.add_argument("--draft-model", help="local transformers model folder (--pair hf)")
     p.add_argument("--target-model", help="local transformers model folder (--pair hf)")
-    p.add_argument("--policy", choices=POLICY_NAMES, default="fixed")
-    p.add_argument("--edc", choices=["committed", "anchor", "off"], default="off",
+    p.add_argument("--policy", choices=policy_names(), default="fixed")
+    p.add_argument("--edc", choices=EDC_VARIANTS + ("off",), default="off",
                    help="gate look-ahead drafting with the EDC golden model (default off)")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=256,
                    help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 256)")
@@ -48,13 +55,8 @@ def register(sub):
 
 
 def run(args):
-    import sys
-
     import numpy as np
 
-    from ahasd.cli import CliError
-    from ahasd.files import output_file
-    from ahasd.progress import progress
     from ahasd.sim.decoding import golden
     from ahasd.sim.decoding.lookahead import decode
     from ahasd.sim.traces import decoding as trace

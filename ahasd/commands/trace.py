@@ -5,11 +5,15 @@ line, so a malformed trace prints nothing on standard output; the second gathers
 Standard input is spooled to a temporary file first. Memory does not grow with the trace.
 """
 
+import json
+
+from ahasd.args import BINS_MAX, integer
+from ahasd.files import checked_trace
+
 __all__ = ["register", "run_stats"]
 
 
 def register(sub):
-    from ahasd.args import BINS_MAX, integer
     p = sub.add_parser("trace", help="inspect speculative-decoding traces",
                        description="Tools for traces written by `ahasd decode` "
                                    "(format: docs/trace-format.md).")
@@ -23,9 +27,6 @@ def register(sub):
 
 
 def run_stats(args):
-    import json
-
-    from ahasd.files import checked_trace
     from ahasd.sim.traces import decoding as trace
     from ahasd.sim.traces.lines import json_lines
 

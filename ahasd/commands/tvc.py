@@ -6,13 +6,17 @@ prints nothing on standard output and memory does not grow with the trace.
 
 import sys
 
-__all__ = ["register"]
+from ahasd.args import integer
+from ahasd.errors import CliError
+from ahasd.files import checked_trace
+from ahasd.progress import progress
+
+__all__ = ["register", "replay"]
 
 _CHUNK = 4096
 
 
 def register(sub):
-    from ahasd.args import integer
     p = sub.add_parser("tvc", help="TVC tools (replay a trace through the golden model or RTL)")
     verbs = p.add_subparsers(dest="tvc_command", required=True, metavar="VERB")
     r = verbs.add_parser(
@@ -63,10 +67,7 @@ def _golden(trace, params, update):
 
 
 def replay(args):
-    from ahasd.files import checked_trace
-    from ahasd.progress import progress
     from ahasd.sim.blocks.tvc import TVCParams
-    from ahasd.cli import CliError
     try:
         params = TVCParams(depth=args.depth, ratio_bits=args.ratio_bits,
                            max_preverify_len=args.max_preverify_len)

@@ -1,12 +1,21 @@
-"""``ahasd verilog BLOCK|all -o DIR``: write the Verilog of a block (and lint it)."""
+"""``ahasd verilog BLOCK|all -o DIR``: write the Verilog of a block (and lint it).
+
+The export (write, lint, FuseSoC core) is :mod:`ahasd.synth.export`; this module parses, calls
+and prints.
+"""
 
 from pathlib import Path
 
-__all__ = ["register", "write_verilog", "write_core"]
+from ahasd.errors import CliError
+from ahasd.files import output_dir
+from ahasd.hw.blocks import block_names
+from ahasd.synth.export import write_core, write_verilog
+from ahasd.synth.verilator import VerilatorError
+
+__all__ = ["register", "run"]
 
 
 def register(sub):
-    from ahasd.hw.blocks import block_names
     p = sub.add_parser("verilog", help="write the Verilog of a block",
                        description="Write DIR/BLOCK.v for a block with its default parameters, "
                                    "then lint it with verilator --lint-only -Wall and the "
@@ -19,33 +28,7 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def write_verilog(name, folder, lint=True):
-    """Write ``folder/name.v`` for block ``name``; lint unless ``lint`` is false. Return the path."""
-    from ahasd.hw.blocks import make_block, to_verilog
-    from ahasd.synth import verilator
-    from ahasd.files import atomic_write_text
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = atomic_write_text(folder / f"{name}.v", to_verilog(make_block(name), name))
-    if lint:
-        verilator.lint(path, name)
-    return path
-
-
-def write_core(names, folder):
-    """Write the FuseSoC core describing ``folder/<name>.v`` for ``names`` and the blocks the
-    folder's core already lists (:func:`ahasd.synth.fusesoc.core_blocks`); return its path."""
-    from ahasd.synth.fusesoc import CORE_FILE, core_blocks, core_text
-    path = Path(folder) / CORE_FILE
-    path.write_text(core_text(core_blocks(folder, names)))
-    return path
-
-
 def run(args):
-    from ahasd.cli import CliError
-    from ahasd.hw.blocks import block_names
-    from ahasd.synth.verilator import VerilatorError
-    from ahasd.files import output_dir
     names = block_names() if args.block == "all" else [args.block]
     output_dir(args.output, "-o")                     # before any work
     for name in names:

@@ -45,7 +45,8 @@ from ahasd.spec.edc import (ENTROPY_BITS, ENTROPY_FRAC_BITS, ENTROPY_MAX, VARIAN
 from ahasd.spec.params import check_bool, check_choice, check_int, check_real
 
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",
-           "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "score_events"]
+           "entropy_to_fx", "bucket_thresholds", "bucket_of", "EDCScore", "EDCScorer", "run_events",
+           "score_events", "anchor_reach"]
 
 
 def bucket_of(h_fx, thresholds):
@@ -226,31 +227,85 @@ class EDCScore:
                 "accuracy": self.accuracy, "scored": self.scored, "squashed": self.squashed}
 
 
+class EDCScorer:
+    """The scoring of :func:`score_events`, fed one decision or verify at a time (a stream of any
+    length: it holds one byte per unverified draft).
+
+    :meth:`draft` takes each draft's :class:`Decision` (from the golden model or the RTL),
+    :meth:`verify` each verify's outcome; :attr:`score` is the :class:`EDCScore` so far.
+    """
+
+    def __init__(self):
+        self.score = EDCScore()
+        self._pending = bytearray()       # cont of each unverified decision, oldest at _head
+        self._head = 0
+
+    def draft(self, decision):
+        s = self.score
+        s.drafts += 1
+        s.continues += decision.cont
+        self._pending.append(decision.cont)
+
+    def verify(self, full):
+        s = self.score
+        s.verifies += 1
+        if self._head < len(self._pending):
+            cont = bool(self._pending[self._head])
+            self._head += 1
+            s.scored += 1
+            s.correct += cont == bool(full)
+            if not full:
+                s.squashed += len(self._pending) - self._head
+                self._pending.clear()
+                self._head = 0
+            elif self._head > 4096 and 2 * self._head > len(self._pending):
+                del self._pending[:self._head]
+                self._head = 0
+
+
+def run_events(edc, events, scorer):
+    """Run ``events`` (``("draft", entropy_nats)`` / ``("verify", full)``) through ``edc``,
+    scoring them in ``scorer`` (an :class:`EDCScorer`); yield the :class:`Decision` of each draft
+    as it is made (a generator: memory does not grow with the events)."""
+    for op, value in events:
+        if op == "draft":
+            decision = edc.draft(value)
+            scorer.draft(decision)
+            yield decision
+        elif op == "verify":
+            edc.verify(value)
+            scorer.verify(value)
+        else:
+            raise ValueError(f"unknown EDC event {op!r}")
+
+
 def score_events(edc, events):
     """Run ``events`` (``("draft", entropy_nats)`` / ``("verify", full)``) through ``edc``.
 
     Returns ``(decisions, score)``: the list of :class:`Decision` (one per draft) and an
-    :class:`EDCScore`.
+    :class:`EDCScore` (:func:`run_events` with a fresh :class:`EDCScorer`).
     """
-    decisions, score = [], EDCScore()
-    pending: deque = deque()
+    scorer = EDCScorer()
+    decisions = list(run_events(edc, events, scorer))
+    return decisions, scorer.score
+
+
+def anchor_reach(events):
+    """Replay ``events`` through the anchor EDC and count what its PHT sees.
+
+    Returns ``(drafts, at_llr_max, trained_reads)``: drafts, drafts made with LLR at its maximum,
+    and drafts whose PHT entry some earlier verify had trained (the anchor's verify trains the
+    entry of the state after its LLR decrement and table copy, not the entry the draft read).
+    """
+    edc, trained = EDC(variant="anchor"), set()
+    drafts = at_max = trained_reads = 0
     for op, value in events:
         if op == "draft":
-            decision = edc.draft(value)
-            decisions.append(decision)
-            pending.append(decision.cont)
-            score.drafts += 1
-            score.continues += decision.cont
-        elif op == "verify":
-            score.verifies += 1
-            edc.verify(value)
-            if pending:
-                cont = pending.popleft()
-                score.scored += 1
-                score.correct += cont == bool(value)
-                if not value:
-                    score.squashed += len(pending)
-                    pending.clear()
+            index = edc.draft(value).index
+            drafts += 1
+            at_max += edc.llr == edc.params.llr_max
+            trained_reads += index in trained
         else:
-            raise ValueError(f"unknown EDC event {op!r}")
-    return decisions, score
+            edc.verify(value)
+            trained.add(edc.state_index())
+    return drafts, at_max, trained_reads

@@ -43,7 +43,7 @@ import numpy as np
 
 from ahasd.spec.params import ParameterTypeError, check_choice, check_instance, check_int, check_positive, check_unit
 
-__all__ = ["DraftStep", "DraftPolicy", "FixedPolicy", "SpecDecPPPolicy", "SVIPPolicy",
+__all__ = ["policy_names", "DraftStep", "DraftPolicy", "FixedPolicy", "SpecDecPPPolicy", "SVIPPolicy",
            "AdaEDLPolicy", "BanditSpecPolicy", "AcceptancePredictor", "POLICIES", "make_policy"]
 
 
@@ -283,6 +283,11 @@ class BanditSpecPolicy(DraftPolicy):
 
 POLICIES = {cls.name: cls for cls in (FixedPolicy, SpecDecPPPolicy, SVIPPolicy, AdaEDLPolicy,
                                       BanditSpecPolicy)}
+
+
+def policy_names():
+    """The names of the drafting policies (:data:`POLICIES`), in registry order."""
+    return tuple(POLICIES)
 
 
 def make_policy(name, **params):

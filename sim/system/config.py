@@ -19,7 +19,8 @@ from importlib import resources
 from ahasd.spec import clocks
 
 __all__ = ["ConfigError", "Npu", "Pim", "Aau", "Interconnect", "Controller", "Gpu", "PhoneGpu",
-           "HbmPim", "Storage", "Run", "ModelShape", "Platform", "load_config", "parse_override"]
+           "HbmPim", "Storage", "Run", "ModelShape", "Platform", "load_config", "parse_override",
+           "pair_names"]
 
 
 class ConfigError(ValueError):
@@ -314,6 +315,14 @@ def _read_toml(name, text=None, where=None):
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"malformed TOML in {where or name}: {e}") from None
+
+
+@functools.cache
+def pair_names():
+    """The names of the model pairs of the shipped ``models.toml`` (its ``[pairs]`` table, in
+    file order): what ``pair`` may be in :meth:`Platform.pair`. Reads only that file (the
+    command line lists the names without loading the whole configuration)."""
+    return tuple(_read_toml("models.toml").get("pairs", {}))
 
 
 @functools.cache

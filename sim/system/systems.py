@@ -29,11 +29,21 @@ from ahasd.spec.params import check_choice
 from ahasd.sim.system.hardware import build_devices
 from ahasd.sim.system.workload import head_work, layer_work
 
-__all__ = ["SystemSpec", "SYSTEMS", "ABLATIONS", "make_spec", "Timing", "placement",
+__all__ = ["system_names", "ablation_names", "SystemSpec", "SYSTEMS", "ABLATIONS", "make_spec", "Timing", "placement",
            "CapacityError"]
 
 ABLATIONS = ("async", "aau", "edc", "tvc")
 SYSTEMS = ("gpu", "phone-gpu", "specpim", "npu-lpddr5", "ahasd")
+
+
+def system_names():
+    """The names of the simulated systems (:data:`SYSTEMS`), the baselines first."""
+    return SYSTEMS
+
+
+def ablation_names():
+    """The AHASD ablation steps (:data:`ABLATIONS`), cumulative, full AHASD (``tvc``) last."""
+    return ABLATIONS
 
 
 class CapacityError(ValueError):

@@ -1,11 +1,8 @@
 """``ahasd bench queues`` runs and its figures are the RTL's design properties (simulated cycles,
 not wall-clock time): full throughput without stalls, a one-cycle GTS switch."""
 
-import json
-
 import pytest
 
-from ahasd.cli import main
 from ahasd.bench.queues import bench
 
 
@@ -21,9 +18,3 @@ def test_bench_figures_quick():
     g = figures["gts"]
     assert g["idle_to_draft_cycles"] == 1 and g["draft_to_preverify_cycles"] == 1
     assert g["request_in_switch_cycle_waits"] == 1 and g["switches"] == 3  # draft, pre, draft
-
-
-def test_cli_prints_json(capsys):
-    assert main(["bench", "queues", "--quick", "--json"]) == 0
-    figures = json.loads(capsys.readouterr().out)
-    assert set(figures["clocks"]) == {"1000/800", "800/1000"}

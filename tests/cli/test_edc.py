@@ -99,26 +99,6 @@ def test_area_edc_json(tmp_path, capsys):
     assert report["logic_depth"] > 0 and report["cells"] == sum(report["cell_counts"].values())
 
 
-@pytest.mark.parametrize("variant", ["committed", "anchor"])
-def test_streaming_scorer_equals_score_events(variant):
-    """The replay scores one event at a time (bounded memory); it must agree with
-    score_events on the whole list, across the scorer's internal compaction."""
-    from ahasd.commands.edc import Scorer
-    from ahasd.sim.blocks.edc import EDC, score_events
-    from ahasd.sim.traces.edc_events import random_events
-    events = list(random_events(30_000, seed=8))
-    events += [("draft", 2.0)] * 9000 + [("verify", True)] * 9000     # a long run of pending
-    _, expected = score_events(EDC(variant=variant), events)
-    edc, scorer = EDC(variant=variant), Scorer()
-    for op, value in events:
-        if op == "draft":
-            scorer.draft(edc.draft(value))
-        else:
-            edc.verify(value)
-            scorer.verify(value)
-    assert scorer.score == expected
-
-
 def test_replay_output_is_json(tmp_path, capsys):
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"op":"draft","entropy":1.0}\n{"op":"verify","full":false}\n'

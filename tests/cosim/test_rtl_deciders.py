@@ -3,17 +3,13 @@ controller top (ahasd.cosim.deciders.RtlDeciders), and its results are those of 
 
 * RtlDeciders against GoldenDeciders call by call on a random event stream (every decision, the
   saturation counts, zero-length and clamped records, repeated TVC decisions per stop);
-* the CLI: golden and --rtl JSON identical except ``config.deciders``, for full AHASD and the EDC
-  ablation step (short here, 1024 tokens under ``make regress``);
-* --rtl without EDC/TVC, or with the anchor variant: one-line error, exit 2.
+* the CLI (``ahasd simulate --rtl``): tests/cli/test_simulate_rtl.py.
 """
 
-import json
 import random
 
 import pytest
 
-from ahasd.cli import main
 from ahasd.cosim.deciders import RtlDeciders
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO
 from ahasd.sim.system.deciders import GoldenDeciders
@@ -86,53 +82,3 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="max_preverify_len must be in 1..8 for TVC_CTRL.max_len, "
                                          "not 9"):
         RtlDeciders(**{**PARAMS, "tvc_params": {"max_preverify_len": 9}})
-
-
-def simulate_json(capsys, *argv):
-    assert main(["simulate", "--json", *argv]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def compare(capsys, *argv):
-    """Golden and --rtl runs of ``argv``: identical JSON but for config.deciders; return it."""
-    golden = simulate_json(capsys, *argv)
-    rtl = simulate_json(capsys, *argv, "--rtl")
-    assert (golden["config"].pop("deciders"), rtl["config"].pop("deciders")) == ("golden", "rtl")
-    assert rtl == golden
-    return rtl
-
-
-def test_simulate_rtl_matches_golden_short(capsys):
-    full = compare(capsys, "--policy", "svip", "--tokens", "160")
-    assert full["preverifies"] > 0 and full["edc_suppressed"] > 0   # TVC and EDC both decided
-    edc = compare(capsys, "--policy", "svip", "--tokens", "160", "--ablation", "edc")
-    assert edc["edc_suppressed"] > 0 and edc["preverifies"] == 0
-
-
-@pytest.mark.regress
-@pytest.mark.parametrize("ablation", ["tvc", "edc"])
-def test_simulate_rtl_matches_golden_1024_tokens(capsys, ablation):
-    r = compare(capsys, "--tokens", "1024", "--ablation", ablation)
-    assert r["tokens"] == 1024 and r["edc_suppressed"] > 0
-    assert (r["preverifies"] > 0) == (ablation == "tvc")
-
-
-def test_golden_and_no_deciders_named(capsys):
-    assert simulate_json(capsys, "--tokens", "8")["config"]["deciders"] == "golden"
-    assert simulate_json(capsys, "--tokens", "8", "--system", "gpu")["config"]["deciders"] == \
-        "none"
-
-
-@pytest.mark.parametrize("argv,message", [
-    (["--system", "gpu"], "--rtl takes the EDC and TVC decisions from the RTL, and gpu has "
-                          "neither (use --system ahasd --ablation edc or tvc)"),
-    (["--system", "specpim"], "and specpim has neither"),
-    (["--ablation", "async"], "and ahasd --ablation async has neither"),
-    (["--ablation", "aau"], "and ahasd --ablation aau has neither"),
-    (["--edc", "anchor"], "--rtl runs the EDC RTL, which implements the committed variant "
-                          "only, not --edc anchor"),
-])
-def test_rtl_without_rtl_deciders_is_an_error(capsys, argv, message):
-    assert main(["simulate", "--rtl", "--tokens", "8", *argv]) == 2
-    err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1

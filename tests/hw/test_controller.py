@@ -24,7 +24,7 @@ def test_parameters_are_validated():
 
 
 def test_lint_clean(tmp_path):
-    from ahasd.commands.verilog import write_verilog
+    from ahasd.synth.export import write_verilog
     write_verilog("controller", tmp_path)
 
 

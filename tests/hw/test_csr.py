@@ -32,7 +32,7 @@ def test_ports_follow_the_register_map():
 
 
 def test_lint_clean(tmp_path):
-    from ahasd.commands.verilog import write_verilog
+    from ahasd.synth.export import write_verilog
     write_verilog("csr", tmp_path)
 
 

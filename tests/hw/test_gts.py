@@ -111,7 +111,7 @@ def test_bad_parameters_are_rejected():
 
 
 def test_verilog_is_lint_clean(tmp_path):
-    from ahasd.commands.verilog import write_verilog
+    from ahasd.synth.export import write_verilog
     text = write_verilog("gts", tmp_path).read_text()  # raises VerilatorError on any warning
     for port in ("i_task__ready", "o_task__valid", "rank_en", "switch_count", "busy_count"):
         assert port in text, port

@@ -2,8 +2,8 @@
 
 import pytest
 
-from ahasd.commands.verilog import write_verilog
 from ahasd.hw.blocks import BLOCKS, to_verilog
+from ahasd.synth.export import write_verilog
 from ahasd.synth.verilator import lint
 
 

@@ -106,7 +106,7 @@ def test_bad_parameters_are_rejected():
 
 
 def test_verilog_is_lint_clean(tmp_path):
-    from ahasd.commands.verilog import write_verilog
+    from ahasd.synth.export import write_verilog
     path = write_verilog("queues", tmp_path)      # raises VerilatorError on any warning
     text = path.read_text()
     for port in ("npu_clk", "pim_clk", "draft__squash", "draft__w_squash", "draft__discarded",
@@ -116,7 +116,7 @@ def test_verilog_is_lint_clean(tmp_path):
 
 @pytest.mark.slow
 def test_area_report_counts_the_three_fifos(tmp_path):
-    from ahasd.commands.verilog import write_verilog
+    from ahasd.synth.export import write_verilog
     from ahasd.synth.yosys import area_of_verilog
     path = write_verilog("queues", tmp_path, lint=False)
     report = area_of_verilog(path, "queues", tmp_path / "area")

@@ -148,8 +148,8 @@ def test_parameter_errors():
 
 
 def test_registered_block_lints_clean(tmp_path):
-    from ahasd.commands.verilog import write_verilog
     from ahasd.hw.blocks import BLOCKS
+    from ahasd.synth.export import write_verilog
     assert BLOCKS["state_commit"] == "ahasd.hw.state_commit:StateCommit"
     path = write_verilog("state_commit", tmp_path)
     assert "module state_commit(" in path.read_text()

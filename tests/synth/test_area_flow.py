@@ -115,9 +115,3 @@ def test_anchor_rows_are_ratios_of_our_figures():
     assert rows["edc+tvc"][1] == pytest.approx(0.04) and rows["edc+tvc"][5] == pytest.approx(100)
     assert rows["aau"][3] == pytest.approx(0.9 / 1.25) and rows["aau"][5] == pytest.approx(2)
     assert rows["% of die"][1] == pytest.approx(100 * 0.945 / 18)
-
-
-def test_cli_anchors_need_all(capsys):
-    from ahasd.cli import main
-    assert main(["area", "edc", "--anchors"]) == 2
-    assert "--anchors needs 'all'" in capsys.readouterr().err

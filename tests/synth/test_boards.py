@@ -3,7 +3,6 @@ UART; the full bitstream build (a few minutes) is a regression."""
 
 import pytest
 
-from ahasd.cli import main
 from ahasd.synth.boards import BOARDS, ControllerBoardTop, build_board
 
 
@@ -14,15 +13,6 @@ def test_board_top_prepares_with_the_bridge_and_the_controller():
     lpf = plan.files["top.lpf"]
     # The FTDI UART's rx and tx pins.
     assert 'COMP "uart_0__rx__io" SITE "M1"' in lpf and 'COMP "uart_0__tx__io" SITE "L4"' in lpf
-
-
-def test_errors(tmp_path, capsys):
-    with pytest.raises(ValueError, match=r"unknown board 'de10'; known: ulx3s"):
-        build_board("de10", tmp_path)
-    with pytest.raises(ValueError, match=r"baud must be a positive integer, not 0"):
-        ControllerBoardTop(baud=0)
-    assert main(["fpga", "ice40", "--board", "ulx3s"]) == 2
-    assert "builds the controller top on ecp5, not all on ice40" in capsys.readouterr().err
 
 
 @pytest.mark.regress

@@ -1,13 +1,10 @@
 """FPGA flow: the iCE40 port wrapper, place and route with Fmax, "does not fit", the CLI."""
 
-import json
-
 import pytest
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.cli import main
 from ahasd.hw.blocks import to_verilog
 from ahasd.synth.fpga import fpga_of_verilog, serial_wrapper, verilog_ports
 
@@ -99,12 +96,3 @@ def test_lut_fallback_past_its_budget_reports_the_dsp_need(tmp_path):
 def test_unknown_family_is_an_error(tmp_path):
     with pytest.raises(ValueError, match=r"unknown FPGA family 'xilinx'; known: ecp5, ice40"):
         fpga_of_verilog(tmp_path / "x.v", "x", "xilinx", tmp_path)
-
-
-@pytest.mark.slow
-def test_cli_json_row_has_fmax(tmp_path, capsys):
-    assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
-    row = json.loads(capsys.readouterr().out)
-    assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
-    assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
-    assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err

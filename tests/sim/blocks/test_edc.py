@@ -164,3 +164,46 @@ def test_anchor_bucket_is_float32_and_clamped():
     assert edc._anchor_bucket(-1e300) == 0
     with pytest.raises(ValueError, match="entropy_nats must be a finite number >= 0, not nan"):
         edc.draft(math.nan)
+
+
+def _reference_score(decisions_and_events):
+    """EDCScore fields counted from the whole list at once: each verify scores the oldest
+    unverified draft (continue is right iff the batch was fully accepted); a rejection squashes
+    every later unverified draft."""
+    counts = dict(drafts=0, verifies=0, continues=0, scored=0, correct=0, squashed=0)
+    pending = []
+    for op, value, cont in decisions_and_events:
+        if op == "draft":
+            counts["drafts"] += 1
+            counts["continues"] += int(cont)
+            pending.append(cont)
+        else:
+            counts["verifies"] += 1
+            if pending:
+                counts["scored"] += 1
+                counts["correct"] += int(pending[0] == value)
+                counts["squashed"] += 0 if value else len(pending) - 1
+                pending = pending[1:] if value else []
+    return counts
+
+
+@pytest.mark.parametrize("variant", ["committed", "anchor"])
+def test_streaming_scorer_and_score_events_count_as_the_definition(variant):
+    """``run_events`` scores one event at a time in bounded memory (``ahasd edc replay``);
+    it and ``score_events`` must give the counts of the definition, across the scorer's
+    internal compaction (a long run of pending drafts)."""
+    from ahasd.sim.blocks.edc import EDCScorer, run_events
+    from ahasd.sim.traces.edc_events import random_events
+    events = list(random_events(30_000, seed=8))
+    events += [("draft", 2.0)] * 9000 + [("verify", True)] * 9000 + [("verify", False)]
+    decisions, score = score_events(EDC(variant=variant), events)
+    scorer = EDCScorer()
+    assert list(run_events(EDC(variant=variant), iter(events), scorer)) == decisions
+    it = iter(decisions)
+    expected = _reference_score((op, value, next(it).cont if op == "draft" else None)
+                                for op, value in events)
+    for got in (score, scorer.score):
+        assert {k: getattr(got, k) for k in expected} == expected
+    assert expected["squashed"] > 0 and 0 < expected["correct"] < expected["scored"]
+    with pytest.raises(ValueError, match="unknown EDC event 'commit'"):
+        score_events(EDC(variant=variant), [("commit", True)])

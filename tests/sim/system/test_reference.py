@@ -4,8 +4,8 @@ A change that moves a headline on purpose regenerates the reference it moved:
 
 * quick grid (this test, ``make test``)::
 
-    .venv/bin/python -c "from pathlib import Path; from ahasd.commands.reproduce import reproduce; \
-reproduce(Path('build/rq'), quick=True, jobs=1, show_progress=False, max_files=40, plots=False)"
+    .venv/bin/python -c "from pathlib import Path; from ahasd.sim.system.reproduce import reproduce; \
+reproduce(Path('build/rq'), quick=True, jobs=1, max_files=40, plots=False)"
     cp build/rq/summary.json sim/system/reference/summary-quick.json
 
 * full grid (``make regress``)::
@@ -19,7 +19,7 @@ from importlib import resources
 
 import pytest
 
-from ahasd.commands.reproduce import reproduce
+from ahasd.sim.system.reproduce import reproduce
 
 
 def reference(name):
@@ -55,14 +55,14 @@ def test_drift_check_catches_a_move():
 
 
 def test_quick_grid_matches_its_reference(tmp_path):
-    h, _ = reproduce(tmp_path, quick=True, jobs=1, show_progress=False, max_files=40,
+    h, _ = reproduce(tmp_path, quick=True, jobs=1, max_files=40,
                      plots=False)
     assert drift(h, reference("summary-quick.json")["headlines"]) == []
 
 
 @pytest.mark.regress
 def test_full_grid_matches_its_reference(tmp_path):
-    h, _ = reproduce(tmp_path, jobs=2, show_progress=False, plots=False)
+    h, _ = reproduce(tmp_path, jobs=2, plots=False)
     ref = reference("summary.json")
     assert json.loads((tmp_path / "summary.json").read_text())["grid"] == ref["grid"]
     assert drift(h, ref["headlines"]) == []

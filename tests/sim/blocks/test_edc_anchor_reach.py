@@ -1,6 +1,6 @@
-"""The demo's account of what the anchor EDC's PHT sees (ahasd.commands.demo.anchor_reach)."""
+"""The demo's account of what the anchor EDC's PHT sees (ahasd.sim.blocks.edc.anchor_reach)."""
 
-from ahasd.commands.demo import anchor_reach
+from ahasd.sim.blocks.edc import anchor_reach
 
 
 def test_anchor_reach_counts_llr_max_and_reads_of_trained_entries():

@@ -1,4 +1,4 @@
-"""``ahasd simulate`` / ``reproduce`` / ``sweep``: JSON keys, outputs, one-line errors (exit 2)."""
+"""``ahasd simulate`` / ``sweep``: JSON keys, outputs, one-line errors (exit 2)."""
 
 import json
 
@@ -84,18 +84,3 @@ def test_sweep_command(capsys, tmp_path):
     assert "2 points" in capsys.readouterr().out
     assert main(["sweep", "--axis", "npu.nope=1", "--out", str(tmp_path)]) == 2
     assert "unknown key npu.nope" in capsys.readouterr().err
-
-
-def test_reproduce_quick(tmp_path):
-    from ahasd.commands.reproduce import reproduce
-    h, _ = reproduce(tmp_path, quick=True, jobs=1, show_progress=False, max_files=40)
-    for name in ("grid.csv", "grid.json", "summary.json", "summary.md", "ablation.png",
-                 "ahasd_vs_specpim.png", "idle.png", "timeline.png"):
-        assert (tmp_path / name).stat().st_size > 0, name
-    md = (tmp_path / "summary.md").read_text()
-    assert "| throughput vs GPU-only (max) |" in md and "| 4.2 |" in md
-    assert h["errors"] == []
-    first = (tmp_path / "summary.json").read_bytes()
-    reproduce(tmp_path / "again", quick=True, jobs=2, show_progress=False, max_files=40,
-              plots=False)
-    assert (tmp_path / "again" / "summary.json").read_bytes() == first

@@ -1,0 +1,63 @@
+"""Verilog export of the blocks: the ``.v`` files, their lint and the FuseSoC core.
+
+:func:`block_verilog` writes the Verilog of one block (any constructor parameters) to a file,
+through a temporary file renamed into place, so that a failure leaves no truncated file;
+:func:`write_verilog` does it for a block's default parameters into a folder and lints it with
+``verilator --lint-only -Wall`` and the documented waivers (:data:`ahasd.synth.verilator.LINT_WAIVERS`);
+:func:`write_core` writes the FuseSoC core of the files written (:mod:`ahasd.synth.fusesoc`).
+``ahasd verilog`` is these three; the area and FPGA flows write their Verilog with
+:func:`block_verilog`.
+"""
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from ahasd.hw.blocks import make_block, to_verilog
+from ahasd.sim.traces.lines import new_file_mode
+from ahasd.synth import verilator
+
+__all__ = ["block_verilog", "write_verilog", "write_core"]
+
+
+def _write_text(path, text):
+    """Write ``text`` to ``path`` through a temporary file beside it, renamed at the end."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        new_file_mode(fd)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def block_verilog(name, path, params=None):
+    """Write the Verilog of block ``name`` (constructor ``params``; top module ``name``) to
+    ``path``; return the path."""
+    return _write_text(path, to_verilog(make_block(name, **(params or {})), name))
+
+
+def write_verilog(name, folder, lint=True):
+    """Write ``folder/name.v`` for block ``name``; lint unless ``lint`` is false. Return the path.
+
+    Raises :class:`ahasd.synth.verilator.VerilatorError` when the lint fails."""
+    path = block_verilog(name, Path(folder) / f"{name}.v")
+    if lint:
+        verilator.lint(path, name)
+    return path
+
+
+def write_core(names, folder):
+    """Write the FuseSoC core describing ``folder/<name>.v`` for ``names`` and the blocks the
+    folder's core already lists (:func:`ahasd.synth.fusesoc.core_blocks`); return its path."""
+    from ahasd.synth.fusesoc import CORE_FILE, core_blocks, core_text  # inspect: slow to import
+    path = Path(folder) / CORE_FILE
+    path.write_text(core_text(core_blocks(folder, names)))
+    return path

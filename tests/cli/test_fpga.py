@@ -1,0 +1,27 @@
+"""``ahasd fpga``: a JSON row with Fmax, bad --freq, --board on the wrong family (moved from
+tests/synth/test_fpga.py and tests/synth/test_boards.py)."""
+
+import json
+
+import pytest
+
+from ahasd.cli import main
+from ahasd.synth.boards import ControllerBoardTop, build_board
+
+
+@pytest.mark.slow
+def test_cli_json_row_has_fmax(tmp_path, capsys):
+    assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
+    assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
+    assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
+
+
+def test_errors(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"unknown board 'de10'; known: ulx3s"):
+        build_board("de10", tmp_path)
+    with pytest.raises(ValueError, match=r"baud must be a positive integer, not 0"):
+        ControllerBoardTop(baud=0)
+    assert main(["fpga", "ice40", "--board", "ulx3s"]) == 2
+    assert "builds the controller top on ecp5, not all on ice40" in capsys.readouterr().err
