@@ -73,7 +73,7 @@ board: venv
 # Firmware: RV32 build with its size, sanitizer unit tests, firmware in the loop (also in `make test`).
 fw-test: venv
 	$(BIN)/python -m ahasd.firmware.build build/firmware-riscv32
-	$(BIN)/python -m pytest -n 0 tests/firmware
+	$(BIN)/python -m pytest -n 0 tests/firmware tests/cli/test_regs.py
 
 # The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
 reproduce: venv
