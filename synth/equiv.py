@@ -52,7 +52,7 @@ def _wrapper(old_verilog, top, new_top, ports):
     names = [name for _, _, name in decls]
     lines = [f"module {top}({', '.join(names)});"]
     lines += [f"  {d} {r + ' ' if r else ''}{n};" for d, r, n in decls]
-    conns = dict((n, n) for n in names)
+    conns = {n: n for n in names}
     conns.update(ports)
     for old in set().union(*(re.findall(r"[A-Za-z_]\w*", e) for e in ports.values())):
         if old in conns and old not in ports:
