@@ -33,8 +33,9 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw import controller_flow as flow
 from ahasd.hw import controller_status as status
+from ahasd.hw.axil import AXILiteSignature
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.csr import CSR, axil_ports
+from ahasd.hw.csr import AXI_PREFIX, CSR
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.hw.edc import EDC
 from ahasd.hw.gts import GTS, Task
@@ -80,7 +81,8 @@ class Controller(wiring.Component):
 
     Ports
     -----
-    s_axil_* : AXI4-Lite slave, ``sync`` (:class:`ahasd.hw.csr.CSR`).
+    s_axil : In(:class:`ahasd.hw.axil.AXILiteSignature`), ports ``s_axil_*``, ``sync``
+        AXI4-Lite slave (:class:`ahasd.hw.csr.CSR`).
     irq : Out(1), ``sync``
         OR of ``INT_STATUS & INT_ENABLE``.
     draft_in : In(stream of DraftDescriptor), ``sync``
@@ -146,7 +148,7 @@ class Controller(wiring.Component):
         self.counter_bits = counter_bits
         tp = self._tvc.params
         super().__init__({
-            **axil_ports(addr_width),
+            AXI_PREFIX: In(AXILiteSignature(addr_width)),
             "irq": Out(1),
             "draft_in": In(stream.Signature(DraftDescriptor)),
             "draft_squash": Out(1),
