@@ -66,10 +66,11 @@ def to_verilog(component, name):
     output is the same everywhere.
     """
     from amaranth.back import verilog
+    from amaranth.lib import wiring
+
     # The only way to name port directions in Amaranth 0.5 (verilog.convert uses it the same
     # way when it builds the ports of a component itself).
-    from amaranth.hdl._ir import PortDirection
-    from amaranth.lib import wiring
+    from ahasd.hw.compat import PortDirection
     ports = {name: (value, PortDirection.Input if member.flow == wiring.In
                     else PortDirection.Output)
              for name, member, value in _ports(component)}

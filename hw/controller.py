@@ -34,6 +34,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw import controller_flow as flow
 from ahasd.hw import controller_status as status
 from ahasd.hw.axil import AXILiteSignature
+from ahasd.hw.compat import silence_unused
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.csr import AXI_PREFIX, CSR
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
@@ -141,7 +142,7 @@ class Controller(wiring.Component):
                 parts.append(GTS(ranks=RANKS, stats_bits=counter_bits))
         except Exception:
             for part in parts:   # built before the error; they will never be elaborated
-                part._MustUse__silence = True
+                silence_unused(part)
             raise
         self._csr, self._queues, self._edc, self._tvc, self._gts = parts
         self.depths = (draft_depth, feedback_depth, preverify_depth)
