@@ -44,22 +44,39 @@ def top_ports(verilog, top):
     return [(d, r or "", n.strip()) for d, r, n in _PORT.findall(match.group(0))]
 
 
-def _wrapper(old_verilog, top, new_top, ports):
-    """A module ``top`` with the old version's ports around the new version (``new_top``);
-    ``ports`` maps a new port to a Verilog expression of old ports (an lvalue for an output);
-    every other new port connects to the old port of its name."""
-    decls = top_ports(old_verilog, top)
-    names = [name for _, _, name in decls]
-    lines = [f"module {top}({', '.join(names)});"]
-    lines += [f"  {d} {r + ' ' if r else ''}{n};" for d, r, n in decls]
-    conns = {n: n for n in names}
-    conns.update(ports)
-    for old in set().union(*(re.findall(r"[A-Za-z_]\w*", e) for e in ports.values())):
-        if old in conns and old not in ports:
-            del conns[old]
-    body = ",\n    ".join(f".{new}({expr})" for new, expr in conns.items())
-    lines += [f"  {new_top} u (\n    {body}\n  );", "endmodule", ""]
-    return "\n".join(lines)
+def _bridge(old_verilog, new_verilog, top, ports):
+    """yosys commands that give the (flattened) new design the old port list: the old ports
+    named in ``ports`` are added, each new port of ``ports`` stops being a port and is driven
+    by (input) or drives (output) its expression of old ports."""
+    old = {name: (d, r) for d, r, name in top_ports(old_verilog, top)}
+    new = {name: d for d, _, name in top_ports(new_verilog, top)}
+    commands = []
+    used = set()
+    for port, expr in ports.items():
+        if port not in new:
+            raise ValueError(f"port {port!r} is not a port of the new {top}")
+        names = set(re.findall(r"[A-Za-z_][\w$]*", re.sub(r"\[[^\]]*\]", "", expr)))
+        for name in sorted(names):
+            if name not in old:
+                raise ValueError(f"{name!r} in the expression for {port!r} is not a port of the "
+                                 f"old {top}")
+            if old[name][0] != new[port]:
+                raise ValueError(f"{name!r} is an {old[name][0]} of the old {top}, {port!r} an "
+                                 f"{new[port]} of the new one")
+        for name in sorted(names - used - set(new)):
+            commands.append(f"add -{old[name][0]} {name} {_width(name, old)}")
+        used |= names
+        commands.append(f"delete -port w:{_id(port)}")
+        # One `connect` per part (a yosys command takes no spaces in a concatenation).
+        lsb = 0
+        for part in reversed(expr.strip().removeprefix("{").removesuffix("}").split(",")):
+            part = part.strip()
+            width = _width(part, old)
+            piece = f"{port}[{lsb + width - 1}:{lsb}]"
+            commands.append(f"connect -set {piece} {part}" if new[port] == "input"
+                            else f"connect -set {part} {piece}")
+            lsb += width
+    return commands
 
 
 # Amaranth's generated names (`$12`, `x$3`) differ between versions: private, never paired.
@@ -84,8 +101,8 @@ def check_equivalent(old_verilog, new_verilog, top, *, renames=None, ports=None,
         in the new one (``"div_busy": "divider.busy"``), so that renamed state is paired.
     ports : dict, optional
         ``{new port: Verilog expression of old ports}`` when the port list changed
-        (``"f__payload": "{f_data, f_index, f_t, f_kind}"``); the new design is wrapped in a
-        module with the old ports.
+        (``"f__payload": "{f_data, f_index, f_t, f_kind}"``): the new design gets the old
+        ports, each such new port driven by (an input) or driving (an output) its expression.
     seq : int
         Cycles ``equiv_simple`` and ``equiv_induct`` look back.
     work : path, optional
@@ -107,11 +124,9 @@ def check_equivalent(old_verilog, new_verilog, top, *, renames=None, ports=None,
             script += [f"rename {_id(old)} {_id(new)}" for old, new in renames.items()]
             script.append("cd ..")
         script += ["write_json gold.json", f"rename {top} gold", "design -stash gold",
-                   "read_verilog -sv new.v"]
+                   "read_verilog -sv new.v", _PREPARE.format(top=top)]
         if ports:
-            (work / "wrap.v").write_text(_wrapper(old_verilog, top, f"{top}__new", ports))
-            script += [f"rename {top} {top}__new", "read_verilog -sv wrap.v"]
-        script.append(_PREPARE.format(top=top))
+            script += [f"cd {top}", *_bridge(old_verilog, new_verilog, top, ports), "cd .."]
         script += [
             "write_json gate.json", f"rename {top} gate", "design -stash gate",
             "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate",
@@ -144,6 +159,18 @@ def _init_differences(gold, gate, top):
     old, new = inits(gold), inits(gate)
     return sorted(f"{name} ({old[name]} / {new[name]})" for name in old.keys() & new.keys()
                   if old[name] != new[name] and old[name] is not None and new[name] is not None)
+
+
+def _width(part, old):
+    """Bits of ``name``, ``name[i]`` or ``name[h:l]`` (a port of the old design)."""
+    match = re.fullmatch(r"([A-Za-z_][\w$]*)(?:\[(\d+)(?::(\d+))?\])?", part)
+    if not match:
+        raise ValueError(f"{part!r} is not a port, a bit or a slice of one")
+    name, high, low = match.groups()
+    if high is None:
+        width = old[name][1]
+        return 1 if not width else int(width[1:].split(":")[0]) + 1
+    return 1 if low is None else int(high) - int(low) + 1
 
 
 def _id(name):

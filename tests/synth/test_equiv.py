@@ -55,6 +55,11 @@ def test_equivalent_pair_is_proved(tmp_path):
 
 def test_changed_port_list_is_bridged():
     check_equivalent(OLD, PACKED, "top", renames={"acc": "total"}, ports={"i": "{d, en}"})
+    with pytest.raises(EquivalenceError):   # the fields in the wrong order
+        check_equivalent(OLD, PACKED, "top", renames={"acc": "total"},
+                         ports={"i": "{d[0], d[3:1], en}"})
+    with pytest.raises(ValueError, match="'x' in the expression for 'i' is not a port"):
+        check_equivalent(OLD, PACKED, "top", ports={"i": "{x, en}"})
 
 
 @pytest.mark.parametrize("change", [
