@@ -11,12 +11,11 @@ with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.si
 
 Factors are loaded while idle on the ``f`` stream, one ``data`` word of ``16 * max(max_rank, E)``
 bits (16-bit values, value n in bits ``16n..16n+15``) per cycle, its ``kind`` saying what it is:
-``P`` (value 0: the decay product of
-the whole path), ``W`` (values t: ``w_t``, the decay after token t), ``K`` at ``index = i``
-(values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)`` by ``max_rank`` multipliers, so
-``W`` comes first), ``U`` at ``t = t``, ``index = jb`` (values l: ``u_t[jb * E + l]``). A
-commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for 128 x 128, A = 16, against about 4400
-to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
+``P`` (value 0: the decay product of the whole path), ``W`` (values t: ``w_t``, the decay after
+token t), ``K`` at ``index = i`` (values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)``
+by ``max_rank`` multipliers, so ``W`` comes first), ``U`` for token ``t`` at ``index = jb``
+(values l: ``u_t[jb * E + l]``). A commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for
+128 x 128, A = 16, against about 4400 to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
 row), the values in one memory per lane of ``d_v / E`` words of ``max_rank`` values (read by burst
 column), all in ``amaranth.lib.memory``, read when a burst lands. Each lane's MAC tree is one
 :class:`CommitLane` and each key scaling one :class:`KeyScale`, so the area flow maps each circuit
@@ -47,7 +46,7 @@ class FactorKind(enum.Enum, shape=2):
     P = FACTOR_KINDS["P"]   # decay product of the path (Q1.15, unsigned)
     W = FACTOR_KINDS["W"]   # w_0..w_{R-1} (Q1.15, unsigned)
     K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at index = i (Q1.14), stored as round(k * w_t)
-    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] at t = t, index = jb (Q3.12)
+    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] for token t at index = jb (Q3.12)
 
 
 def factor_layout(*, max_rank, d_k, d_v, lanes):
