@@ -3,7 +3,8 @@
 Both designs are read, elaborated (``proc``), flattened and their memories mapped to flip-flops;
 Amaranth's generated names (``$12``, ``x$3``) are made private. ``equiv_make`` pairs the top-level
 ports and every signal of the same name in both (the state registers, when the new version keeps
-the old names); ``equiv_struct`` proves the pairs of identical structure, ``equiv_simple -seq N``
+the old names); ``equiv_struct`` proves the pairs of identical structure (first with ``-icells``,
+word-level cells included; again without if that leaves false pairs), ``equiv_simple -seq N``
 the others one by one over ``N`` cycles, ``equiv_induct -seq N`` the rest by induction, and
 ``equiv_status -assert`` fails unless every pair is proved. The proof is inductive (every paired
 signal is the same function of paired signals), so it also checks that paired registers start
@@ -131,17 +132,25 @@ def check_equivalent(old_verilog, new_verilog, top, *, renames=None, ports=None,
             "write_json gate.json", f"rename {top} gate", "design -stash gate",
             "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate",
             "equiv_make gold gate equiv", "hierarchy -top equiv",
-            # Identical structure first (cheap), then one SAT problem per remaining pair.
-            "equiv_struct", f"equiv_simple -seq {seq}", f"equiv_induct -seq {seq}",
-            "tee -q -o status.txt equiv_status", "equiv_status -assert",
         ]
-        try:
-            run_yosys("\n".join(script) + "\n", work, "equiv", timeout=timeout)
-        except YosysError as error:
+        # Identical structure first, then one SAT problem per remaining pair. `-icells` merges
+        # the word-level cells too (the multiplier trees that SAT alone takes an hour over) but
+        # pairs the operands of commutative cells in order, which can leave false pairs that
+        # never prove; then the proof is run again without it.
+        for struct in ("equiv_struct -icells", "equiv_struct"):
             status = work / "status.txt"
+            status.unlink(missing_ok=True)
+            steps = [struct, f"equiv_simple -seq {seq}", f"equiv_induct -seq {seq}",
+                     "tee -q -o status.txt equiv_status", "equiv_status -assert"]
+            try:
+                run_yosys("\n".join(script + steps) + "\n", work, "equiv", timeout=timeout)
+                break
+            except YosysError as error:
+                failure = error
+        else:
             summary = status.read_text() if status.exists() else ""
             raise EquivalenceError(f"{top}: not shown equivalent\n{summary[-3000:]}\n"
-                                   f"{str(error)[-2000:]}") from None
+                                   f"{str(failure)[-2000:]}") from None
         # The proof is inductive: it also needs the paired registers to start equal.
         differ = _init_differences(work / "gold.json", work / "gate.json", top)
         if differ:
