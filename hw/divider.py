@@ -54,16 +54,16 @@ class Divider(wiring.Component):
     dividend : In(dividend_width), divisor : In(divisor_width)
     steps : In(range(quotient_bits + 1)), only with ``variable_steps``
     abort : In(1)
-        Stop the division under way (``busy`` falls, no ``result``); ignored while idle.
+        Stop the division under way (``busy`` falls, no ``done``); ignored while idle.
     busy : Out(1)
-        From the cycle after ``start`` to the division's last cycle (the cycle of ``result``).
-    result : Out(stream.Signature(quotient_bits, always_ready=True))
+        From the cycle after ``start`` to the division's last cycle (the cycle of ``done``).
+    done : Out(stream.Signature(quotient_bits, always_ready=True))
         ``valid`` for one cycle, the division's last, with the quotient as ``payload``.
     quotient : Out(quotient_bits)
-        The last quotient, from the cycle after ``result`` until the next ``start``.
+        The last quotient, from the cycle after ``done`` until the next ``start``.
 
     Cycles: ``steps`` (plus the check cycle with ``check_cycle``, or that cycle alone when the
-    quotient saturates there); ``busy`` is low again in the cycle after ``result``.
+    quotient saturates there); ``busy`` is low again in the cycle after ``done``.
     """
 
     def __init__(self, *, dividend_width, divisor_width, quotient_bits, check_cycle=False,
@@ -89,7 +89,7 @@ class Divider(wiring.Component):
             "divisor": In(divisor_width),
             "abort": In(1),
             "busy": Out(1),
-            "result": Out(stream.Signature(quotient_bits, always_ready=True)),
+            "done": Out(stream.Signature(quotient_bits, always_ready=True)),
             "quotient": Out(quotient_bits),
         }
         if variable_steps:
@@ -133,7 +133,7 @@ class Divider(wiring.Component):
             with m.Elif(busy & check):
                 m.d.sync += check.eq(0)
                 with m.If(over):   # the quotient needs more than q bits: all ones
-                    m.d.comb += [self.result.valid.eq(1), self.result.payload.eq(2**q - 1)]
+                    m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(2**q - 1)]
                     m.d.sync += [busy.eq(0), sat.eq(1)]
         with m.Elif(busy):
             if not self.check_cycle:
@@ -144,7 +144,7 @@ class Divider(wiring.Component):
                 count.eq(count - 1),
             ]
             with m.If(count == 1):
-                m.d.comb += [self.result.valid.eq(1), self.result.payload.eq(next_quo)]
+                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
                 m.d.sync += busy.eq(0)
         with m.If(self.start):
             m.d.sync += [

@@ -206,8 +206,8 @@ class TVC(wiring.Component):
             div.start.eq(rec_accept & ~rec_bad & ~rec_squashed),
             div.dividend.eq(numerator),
             div.divisor.eq(rec.length),
-            div_write.eq(div.result.valid),
-            div_value.eq(div.result.payload),
+            div_write.eq(div.done.valid),
+            div_value.eq(div.done.payload),
         ]
         with m.If(div.start):
             m.d.sync += div_table.eq(rec.table)

@@ -38,15 +38,15 @@ def run(dut, cases):
             ctx.set(dut.dividend, ~n & (2**dut.dividend_width - 1))
             ctx.set(dut.divisor, ~d & (2**dut.divisor_width - 1))
             cycles = 1
-            while not ctx.get(dut.result.valid):
+            while not ctx.get(dut.done.valid):
                 assert ctx.get(dut.busy), (n, d, steps, cycles)
                 assert cycles < 2 * dut.quotient_bits + 4, (n, d, steps)
                 await ctx.tick()
                 cycles += 1
             assert ctx.get(dut.busy)
-            result = ctx.get(dut.result.payload)
+            result = ctx.get(dut.done.payload)
             await ctx.tick()
-            assert not ctx.get(dut.busy) and not ctx.get(dut.result.valid)
+            assert not ctx.get(dut.busy) and not ctx.get(dut.done.valid)
             await ctx.tick()   # one idle cycle: the quotient is held
             out.append((result, ctx.get(dut.quotient), cycles))
 
@@ -103,7 +103,7 @@ def test_abort_and_restart(check_cycle):
         ctx.set(dut.abort, 0)
         seen.append(ctx.get(dut.busy))
         for _ in range(10):
-            seen.append(ctx.get(dut.result.valid))
+            seen.append(ctx.get(dut.done.valid))
             await ctx.tick()
         # A start while busy begins the new division.
         ctx.set(dut.start, 1)
@@ -112,9 +112,9 @@ def test_abort_and_restart(check_cycle):
         ctx.set(dut.divisor, 4)
         await ctx.tick()
         ctx.set(dut.start, 0)
-        while not ctx.get(dut.result.valid):
+        while not ctx.get(dut.done.valid):
             await ctx.tick()
-        seen.append(ctx.get(dut.result.payload))
+        seen.append(ctx.get(dut.done.payload))
 
     simulate(dut, tb)
     assert seen == [0] + [0] * 10 + [99 // 4]
