@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
 from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
-                               P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
+                               OUTPUT, P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
 
 __all__ = ["EntropyUnit", "logit_layout"]
 
@@ -59,7 +59,7 @@ class EntropyUnit(wiring.Component):
                                      max_vocab=max_vocab)
         super().__init__({
             "i_stream": In(stream.Signature(logit_layout(logit_width))),
-            "o_stream": Out(stream.Signature(unsigned(16))),
+            "o_stream": Out(stream.Signature(unsigned(OUTPUT.width))),
             "error": Out(1),
         })
 
@@ -174,7 +174,7 @@ class EntropyUnit(wiring.Component):
         m.d.comb += [div.dividend.eq(u_acc << Q_FRAC), div.divisor.eq(s_acc)]
         log2_s = Signal(signed(32))
         h_bits = Signal(signed(34))
-        result = Signal(16)
+        result = Signal(OUTPUT.width)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(fin_start):
@@ -201,7 +201,7 @@ class EntropyUnit(wiring.Component):
             with m.State("SCALE"):
                 h = Signal(signed(52))
                 m.d.comb += h.eq((Mux(h_bits < 0, 0, h_bits) * LN2_Q16 + (1 << 19)) >> 20)
-                m.d.sync += result.eq(Mux(h > 65535, 65535, h))
+                m.d.sync += result.eq(Mux(h > OUTPUT.max_code, OUTPUT.max_code, h))
                 m.next = "OUT"
             with m.State("OUT"):
                 m.d.comb += [self.o_stream.valid.eq(1), self.o_stream.payload.eq(result)]

@@ -12,6 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
 from ahasd.hw.entropy import EntropyUnit
+from ahasd.spec.formats import UQ4_12
 from ahasd.spec.params import check_int
 
 __all__ = ["BatchEntropy", "batch_logit_layout"]
@@ -51,7 +52,7 @@ class BatchEntropy(wiring.Component):
         self.max_batch = max_batch
         super().__init__({
             "i_stream": In(stream.Signature(batch_logit_layout(logit_width))),
-            "o_stream": Out(stream.Signature(unsigned(16))),
+            "o_stream": Out(stream.Signature(unsigned(UQ4_12.width))),
             "error": Out(1),
         })
 
@@ -59,7 +60,7 @@ class BatchEntropy(wiring.Component):
         m = Module()
         m.submodules.entropy = ent = self.entropy
         count = Signal(range(self.max_batch + 1))
-        total = Signal(16 + self.max_batch.bit_length() + 1)
+        total = Signal(UQ4_12.width + self.max_batch.bit_length() + 1)
         end_pending = Signal()      # the token in the entropy unit ends its batch
         too_long = Signal()
 
@@ -73,9 +74,9 @@ class BatchEntropy(wiring.Component):
         with m.If(self.i_stream.valid & self.i_stream.ready & self.i_stream.payload.last):
             m.d.sync += end_pending.eq(self.i_stream.payload.batch_last)
 
-        # The shared divider: (sum + n // 2) // n, 16 quotient bits (a mean of 16-bit values).
+        # The shared divider: (sum + n // 2) // n in UQ4.12's width (a mean of UQ4.12 values).
         m.submodules.divider = div = Divider(dividend_width=len(total) + 1,
-                                             divisor_width=len(count) + 1, quotient_bits=16,
+                                             divisor_width=len(count) + 1, quotient_bits=UQ4_12.width,
                                              round_half_up=True)
         with m.FSM():
             with m.State("SUM"):
