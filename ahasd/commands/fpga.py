@@ -1,4 +1,4 @@
-"""``ahasd fpga {ice40,ecp5} [BLOCK|all] [--json]``: place and route with yowasp-nextpnr.
+"""``ahasd fpga {ice40,ecp5} BLOCK|all [--json]`` (or ``ahasd fpga ecp5 --board ulx3s``): place and route with yowasp-nextpnr.
 
 The report (place and route, table rows, README section) is :mod:`ahasd.synth.fpga_report`;
 this module parses, calls and prints.
@@ -26,7 +26,10 @@ def register(sub):
                     "that needs more LUTs/DSPs/block RAMs than the part has is reported as "
                     "'does not fit'.")
     p.add_argument("family", choices=sorted(PARTS))
-    p.add_argument("block", nargs="?", default="all", choices=block_names() + ["all"])
+    # optional for argparse only so that `fpga ecp5 --board ulx3s` needs no block; run() requires
+    # a block name or 'all' otherwise (one place-and-route of every block takes many minutes)
+    p.add_argument("block", nargs="?", default=None, choices=block_names() + ["all"],
+                   help="the block to place and route, or 'all' (not needed with --board)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--freq", type=float, default=100.0, metavar="MHZ",
                    help="clock target given to nextpnr (default 100 MHz)")
@@ -60,6 +63,8 @@ def run(args):
         raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
     if args.board:
         return build(args)
+    if args.block is None:
+        raise CliError(f"fpga {args.family}: name a block or 'all' ({', '.join(block_names())})")
     names = block_names() if args.block == "all" else [args.block]
     if args.readme is not None:
         check_readme(args.readme, [f"fpga-{args.family}"])
@@ -87,9 +92,9 @@ def build(args):
     from rich.console import Console
 
     from ahasd.synth.boards import build_board  # imports Amaranth
-    if args.family != "ecp5" or args.block not in ("all", "controller"):
+    if args.family != "ecp5" or args.block not in (None, "all", "controller"):
         raise CliError(f"--board {args.board} builds the controller top on ecp5, not "
-                       f"{args.block} on {args.family}")
+                       f"{f'{args.block} on ' if args.block else ''}{args.family}")
     folder = args.build_dir / "board" / args.board
     with Console(stderr=True).status(f"building the controller top for {args.board}"):
         try:
