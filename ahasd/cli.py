@@ -112,7 +112,8 @@ def build_parser():
 
 
 def _os_message(error):
-    what = error.strerror or str(error)
+    from ahasd.files import os_reason
+    what = os_reason(error)
     if error.filename is not None:
         return f"{error.filename}: {what}"
     return what

@@ -1,4 +1,4 @@
-"""``ahasd fpga {ice40,ecp5} BLOCK|all [--json]`` (or ``ahasd fpga ecp5 --board ulx3s``): place and route with yowasp-nextpnr.
+"""``ahasd fpga {ice40,ecp5} BLOCK|all [--json]``, ``ahasd fpga ecp5 --board ulx3s``: place and route.
 
 The report (place and route, table rows, README section) is :mod:`ahasd.synth.fpga_report`;
 this module parses, calls and prints.

@@ -11,6 +11,7 @@ import json
 
 from ahasd.args import TOKENS_MAX, check_choice, integer
 from ahasd.errors import CliError
+from ahasd.files import os_reason
 from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
 from ahasd.sim.decoding.pairs import PAIRS as GOLDEN_PAIRS
 from ahasd.sim.decoding.policies import policy_names
@@ -82,7 +83,7 @@ def run(args):
             try:
                 trace = read(args.trace)
             except OSError as e:
-                raise CliError(f"cannot read trace {args.trace}: {e.strerror}") from None
+                raise CliError(f"cannot read trace {args.trace}: {os_reason(e)}") from None
         cfg = load_config(args.overrides, platform_path=args.config)
         made = []
         factory = _rtl_factory(cfg, made) if args.rtl else None
