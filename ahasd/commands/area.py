@@ -109,10 +109,10 @@ def run(args):
         raise CliError(str(error), status=1) from None
     anchors = report.anchors(reports, tech) if args.anchors else None
     if args.json:
-        data = [dict(r.as_dict(), technology=tech.as_dict()) for r in reports]
-        if args.anchors:
-            data = {"blocks": data, "anchors": report.anchors_json(anchors)}
-        print(json.dumps(data if args.block == "all" else data[0], indent=2, allow_nan=False))
+        # one shape whatever the arguments (docs/implementation.md, "JSON output")
+        data = {"blocks": [dict(r.as_dict(), technology=tech.as_dict()) for r in reports],
+                "anchors": report.anchors_json(anchors) if args.anchors else None}
+        print(json.dumps(data, indent=2, allow_nan=False))
     else:
         print_table(reports, tech)
         if args.anchors:

@@ -14,7 +14,10 @@ from ahasd.synth import fpga_report as report
 from ahasd.synth.fpga import PARTS, NextpnrError
 from ahasd.synth.yosys import YosysError
 
-__all__ = ["register", "run", "print_table"]
+__all__ = ["register", "run", "print_table", "NO_BOARD"]
+
+#: The --board keys of ``fpga --json`` when no board is built: every run prints the same keys.
+NO_BOARD = {"board": None, "bitstream": None, "bytes": None}
 
 
 def register(sub):
@@ -78,8 +81,9 @@ def run(args):
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None
     if args.json:
-        data = [r.as_dict() for r in reports]
-        print(json.dumps(data if args.block == "all" else data[0], indent=2))
+        # one shape whatever the arguments (docs/implementation.md, "JSON output")
+        print(json.dumps(dict(NO_BOARD, blocks=[r.as_dict() for r in reports], anchors=None),
+                         indent=2))
     else:
         print_table(reports)
     if args.readme is not None:
@@ -102,7 +106,7 @@ def build(args):
         except Exception as error:          # amaranth raises a bare error with the tool's log
             raise CliError(f"the {args.board} build failed: {error}", status=1) from None
     if args.json:
-        print(json.dumps({"board": args.board, "bitstream": str(bitstream),
-                          "bytes": bitstream.stat().st_size}))
+        print(json.dumps({"blocks": [], "anchors": None, "board": args.board,
+                          "bitstream": str(bitstream), "bytes": bitstream.stat().st_size}))
     else:
         print(f"wrote {bitstream} ({bitstream.stat().st_size} bytes)")

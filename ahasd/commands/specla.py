@@ -56,6 +56,8 @@ def run_bench(args):
     if args.rtl:
         from ahasd.bench.state_commit import bench as rtl_bench  # likewise
         figures["rtl"] = rtl_bench(json_output=args.json, quick=args.quick)
+    else:
+        figures["rtl"] = None           # one JSON shape with or without --rtl
     if args.json:
         print(json.dumps(figures, indent=2))
     return 0

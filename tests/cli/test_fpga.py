@@ -12,7 +12,7 @@ from ahasd.synth.boards import ControllerBoardTop, build_board
 @pytest.mark.slow
 def test_cli_json_row_has_fmax(tmp_path, capsys):
     assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
-    row = json.loads(capsys.readouterr().out)
+    (row,) = json.loads(capsys.readouterr().out)["blocks"]
     assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
     assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
     assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
