@@ -20,10 +20,11 @@ __all__ = ["area_report", "TABLE_COLUMNS", "table_title", "table_rows", "ANCHOR_
            "markdown_anchors", "area_rows"]
 
 #: The columns of the terminal table (:func:`table_rows`).
-TABLE_COLUMNS = ("block", "cells", "FF bits", "mem bits", "SRAM bits", "logic GE", "depth",
-                 "delay depth", "mm²", "% die", "s")
+TABLE_COLUMNS = ("block", "cells", "FF bits", "mem bits", "SRAM bits", "logic GE", "depth [gates]",
+                 "delay depth [gates]", "area [mm²]", "die [%]", "time [s]")
 #: The columns of the comparison with the published figures (:func:`anchor_cells`).
-ANCHOR_COLUMNS = ("item", "ours", "paper", "ours/paper", "authors' docs", "ours/docs")
+ANCHOR_COLUMNS = ("item", "ours [mm²]", "paper [mm²]", "ours/paper", "authors' docs [mm²]",
+                  "ours/docs")
 #: The JSON keys of an anchor row (:func:`anchors_json`).
 ANCHOR_KEYS = ("item", "ours", "paper", "ours_over_paper", "authors_docs", "ours_over_docs")
 
@@ -46,10 +47,10 @@ def table_title(tech):
 
 def table_rows(reports):
     """The cells (strings) of the terminal table, one row per report (:data:`TABLE_COLUMNS`)."""
-    return [(r.block, str(r.cells), str(r.ff_bits), str(r.memory_bits), str(r.sram_bits),
-             f"{r.area_ge:,.0f}", str(r.logic_depth),
-             "-" if r.delay_depth is None else str(r.delay_depth),
-             f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}", f"{r.seconds:.0f}")
+    return [(r.block, f"{r.cells:,}", f"{r.ff_bits:,}", f"{r.memory_bits:,}", f"{r.sram_bits:,}",
+             f"{r.area_ge:,.0f}", f"{r.logic_depth:,}",
+             "-" if r.delay_depth is None else f"{r.delay_depth:,}",
+             f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}", f"{r.seconds:,.0f}")
             for r in reports]
 
 

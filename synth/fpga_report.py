@@ -32,11 +32,11 @@ def table_rows(reports):
     """The cells (strings) of the terminal table, one row per report (:data:`TABLE_COLUMNS`)."""
     rows = []
     for r in reports:
-        util = ", ".join(f"{bel} {u['used']}/{u['available']}" for bel, u in r.utilisation.items()
+        util = ", ".join(f"{bel} {u['used']:,}/{u['available']:,}" for bel, u in r.utilisation.items()
                          if not bel.startswith(("SB_GB", "DCC", "SB_IO")))
-        rows.append((r.block, r.part, str(r.luts), str(r.ffs), str(r.dsps), str(r.brams),
+        rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", f"{r.dsps:,}", f"{r.brams:,}",
                      "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
-                     f"{r.seconds:.0f}"))
+                     f"{r.seconds:,.0f}"))
     return rows
 
 

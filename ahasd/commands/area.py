@@ -14,6 +14,7 @@ from ahasd.readme import check_readme, update_section
 from ahasd.synth import area_report as report
 from ahasd.synth.tech import DIE_MM2, NAND2_UM2, SRAM_BITCELL_UM2, Technology
 from ahasd.synth.yosys import MACRO_MIN_BITS, YosysError
+from ahasd.tables import print_table as print_rows
 
 __all__ = ["register", "run", "print_table", "print_anchors"]
 
@@ -53,31 +54,16 @@ def register(sub):
 
 
 def print_table(reports, tech, console=None):
-    """Print the area table of ``reports`` (technology ``tech``) with rich."""
-    from rich.table import Table
-    table = Table(title=report.table_title(tech))
-    for column in report.TABLE_COLUMNS:
-        table.add_column(column, justify="left" if column == "block" else "right")
-    for row in report.table_rows(reports):
-        table.add_row(*row)
-    (console or _wide_console()).print(table)
-
-
-def _wide_console():
-    from rich.console import Console
-    # Piped output defaults to 80 columns, too narrow for the table.
-    return Console(width=max(Console().width, 120))
+    """Print the area table of ``reports`` (technology ``tech``): a table when it fits the
+    console, else one ``key: value`` block per block (:func:`ahasd.tables.print_table`)."""
+    print_rows(report.table_title(tech), report.TABLE_COLUMNS, report.table_rows(reports),
+               console=console)
 
 
 def print_anchors(rows, console=None):
-    """Print the anchor rows (:func:`ahasd.synth.area_report.anchors`) with rich."""
-    from rich.table import Table
-    table = Table(title="Our mm² (28 nm) beside the AHASD paper and the authors' documentation")
-    for column in report.ANCHOR_COLUMNS:
-        table.add_column(column, justify="left" if column == "item" else "right")
-    for row in report.anchor_cells(rows):
-        table.add_row(*row)
-    (console or _wide_console()).print(table)
+    """Print the anchor rows (:func:`ahasd.synth.area_report.anchors`), as :func:`print_table`."""
+    print_rows("Our mm² (28 nm) beside the AHASD paper and the authors' documentation",
+               report.ANCHOR_COLUMNS, report.anchor_cells(rows), console=console, left=("item",))
 
 
 def run(args):

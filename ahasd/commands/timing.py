@@ -4,7 +4,7 @@ mapped netlist (:mod:`ahasd.synth.sta`)."""
 import json
 from pathlib import Path
 
-__all__ = ["register", "timing_report", "markdown_timing"]
+__all__ = ["register", "timing_report", "markdown_timing", "print_timing", "TERMINAL_HEADER"]
 
 
 def register(sub):
@@ -67,6 +67,21 @@ _HEADER = ("block", "critical path ns", "Fmax MHz", "meets {target:g} MHz", "dep
            "late end points", "from", "to")
 
 
+#: The terminal table's columns (units in brackets; the README's are :data:`_HEADER`).
+TERMINAL_HEADER = ("block", "critical path [ns]", "Fmax [MHz]", "meets {target:g} MHz", "depth [gates]",
+                   "late end points", "from", "to")
+
+
+def print_timing(reports, target_mhz, wire_ff, console=None):
+    """Print the timing table: a table when it fits the console, else one ``key: value`` block
+    per block (:func:`ahasd.tables.print_table`)."""
+    from ahasd.tables import print_table
+    print_table(f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire {wire_ff:g} fF per "
+                f"fanout; target {target_mhz:g} MHz)",
+                [h.format(target=target_mhz) for h in TERMINAL_HEADER],
+                [_columns(r) for r in reports], console=console, left=("block", "from", "to"))
+
+
 def markdown_timing(reports):
     from ahasd.readme import markdown_table
     target = reports[0].target_mhz if reports else 800
@@ -76,7 +91,6 @@ def markdown_timing(reports):
 
 def run(args):
     from rich.console import Console
-    from rich.table import Table
 
     from ahasd.cli import CliError
     from ahasd.commands.area import check_readme
@@ -111,15 +125,7 @@ def run(args):
         data = {"blocks": [r.as_dict() for r in reports], "anchors": None}
         print(json.dumps(data, indent=2, allow_nan=False))
     else:
-        table = Table(title=f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire "
-                            f"{args.wire_ff:g} fF per fanout; target {args.target_mhz:g} MHz)")
-        for column in _HEADER:
-            column = column.format(target=args.target_mhz)
-            table.add_column(column, justify="left" if column in ("block", "from", "to")
-                             else "right")
-        for r in reports:
-            table.add_row(*_columns(r))
-        Console(width=max(Console().width, 160)).print(table)
+        print_timing(reports, args.target_mhz, args.wire_ff)
     if args.readme is not None:
         from ahasd.readme import update_section
         update_section(args.readme, "timing", markdown_timing(reports))
