@@ -29,13 +29,15 @@ ANCHOR_COLUMNS = ("item", "ours [mm²]", "paper [mm²]", "ours/paper", "authors'
 ANCHOR_KEYS = ("item", "ours", "paper", "ours_over_paper", "authors_docs", "ours_over_docs")
 
 
-def area_report(name, build_dir, *, params=None, **options):
-    """Synthesise block ``name`` (constructor ``params``) under ``build_dir/name`` and return
-    its :class:`ahasd.synth.yosys.AreaReport`; ``options`` go to ``area_of_verilog``."""
-    work = Path(build_dir) / name
+def area_report(name, build_dir, *, params=None, top=None, **options):
+    """Synthesise block ``name`` (constructor ``params``; module ``top``, default ``name``) under
+    ``build_dir/top`` and return its :class:`ahasd.synth.yosys.AreaReport`; ``options`` go to
+    ``area_of_verilog``."""
+    top = top or name
+    work = Path(build_dir) / top
     work.mkdir(parents=True, exist_ok=True)
-    verilog = block_verilog(name, work / f"{name}.v", params)
-    return area_of_verilog(verilog, name, work, **options)
+    verilog = block_verilog(name, work / f"{top}.v", params, top)
+    return area_of_verilog(verilog, top, work, **options)
 
 
 def table_title(tech):

@@ -19,13 +19,14 @@ TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
                  "utilisation / note", "time [s]")
 
 
-def fpga_report(name, family, build_dir, *, params=None, **options):
-    """Place and route block ``name`` (constructor ``params``) on ``family`` under
-    ``build_dir/family/name``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
-    work = Path(build_dir) / family / name
+def fpga_report(name, family, build_dir, *, params=None, top=None, **options):
+    """Place and route block ``name`` (constructor ``params``; module ``top``, default ``name``)
+    on ``family`` under ``build_dir/family/top``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
+    top = top or name
+    work = Path(build_dir) / family / top
     work.mkdir(parents=True, exist_ok=True)
-    verilog = block_verilog(name, work / f"{name}.v", params)
-    return fpga_of_verilog(verilog, name, family, work, **options)
+    verilog = block_verilog(name, work / f"{top}.v", params, top)
+    return fpga_of_verilog(verilog, top, family, work, **options)
 
 
 def table_rows(reports):

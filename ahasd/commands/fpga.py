@@ -7,6 +7,7 @@ this module parses, calls and prints.
 import json
 from pathlib import Path
 
+from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.hw.blocks import block_names
 from ahasd.readme import check_readme, update_section
@@ -45,6 +46,7 @@ def register(sub):
                         "'fpga-FAMILY')")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga)")
+    add_options(p)
     p.set_defaults(func=run)
 
 
@@ -63,16 +65,16 @@ def run(args):
         return build(args)
     if args.block is None:
         raise CliError(f"fpga {args.family}: name a block or 'all' ({', '.join(block_names())})")
-    names = block_names() if args.block == "all" else [args.block]
+    builds = resolve(args, args.block)                # before any work
     if args.readme is not None:
         check_readme(args.readme, [f"fpga-{args.family}"])
     status = Console(stderr=True)
     reports = []
     try:
-        for n, name in enumerate(names, start=1):
-            with status.status(f"{args.family}: {name} ({n}/{len(names)})"):
+        for n, (name, params, top) in enumerate(builds, start=1):
+            with status.status(f"{args.family}: {top} ({n}/{len(builds)})"):
                 reports.append(report.fpga_report(name, args.family, args.build_dir,
-                                                  freq_mhz=args.freq))
+                                                  freq_mhz=args.freq, params=params, top=top))
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None
     if args.json:
