@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ahasd.errors import CliError
 from ahasd.sim.traces.errors import TraceError
-from ahasd.sim.traces.lines import new_file_mode, spooled
+from ahasd.sim.traces.lines import spooled
+from ahasd.spec.files import new_file_mode
 
 __all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
            "output_dir", "fresh_output_dir", "atomic_write_text", "display_name", "os_reason"]

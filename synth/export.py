@@ -9,39 +9,19 @@ through a temporary file renamed into place, so that a failure leaves no truncat
 :func:`block_verilog`.
 """
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 from ahasd.hw.blocks import make_block, to_verilog
-from ahasd.sim.traces.lines import new_file_mode
+from ahasd.spec.files import atomic_write_text
 from ahasd.synth import verilator
 
 __all__ = ["block_verilog", "write_verilog", "write_core"]
 
 
-def _write_text(path, text):
-    """Write ``text`` to ``path`` through a temporary file beside it, renamed at the end."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        new_file_mode(fd)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
-
-
 def block_verilog(name, path, params=None, top=None):
     """Write the Verilog of block ``name`` (constructor ``params``; top module ``top``, default
     ``name``) to ``path``; return the path."""
-    return _write_text(path, to_verilog(make_block(name, **(params or {})), top or name))
+    return atomic_write_text(path, to_verilog(make_block(name, **(params or {})), top or name))
 
 
 def write_verilog(name, folder, lint=True, params=None, top=None):

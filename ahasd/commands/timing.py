@@ -1,10 +1,12 @@
 """``ahasd timing BLOCK|all [--json]``: critical path and Fmax at 28 nm from the area flow's
-mapped netlist (:mod:`ahasd.synth.sta`)."""
+mapped netlist (:mod:`ahasd.synth.sta`; the report is :mod:`ahasd.synth.timing_report`)."""
 
 import json
 from pathlib import Path
 
-__all__ = ["register", "timing_report", "markdown_timing", "print_timing", "TERMINAL_HEADER"]
+from ahasd.synth.timing_report import HEADER, columns, markdown_timing, timing_report
+
+__all__ = ["register", "run", "print_timing", "TERMINAL_HEADER"]
 
 
 def register(sub):
@@ -36,40 +38,9 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-def timing_report(name, build_dir, *, target_mhz=None, wire_pf=None):
-    """:class:`ahasd.synth.sta.TimingReport` of block ``name`` (default parameters) from the
-    area flow's netlist under ``build_dir/name``: reused when its key matches the design,
-    synthesised otherwise. Returns ``(report, reused)``."""
-    from ahasd.commands.area import area_report
-    from ahasd.hw.blocks import make_block, to_verilog
-    from ahasd.synth import sta
-    from ahasd.synth.yosys import LIBERTY, mapped_key
-    work = Path(build_dir) / name
-    key = mapped_key(to_verilog(make_block(name), name))
-    stamp = work / "mapped.key"
-    reused = ((work / "mapped.json").exists() and stamp.exists()
-              and stamp.read_text().strip() == key)
-    if not reused:
-        area_report(name, build_dir, timing=False)
-    netlist = sta.read_netlist(work / "mapped.json", name)
-    options = {k: v for k, v in (("target_mhz", target_mhz), ("wire_pf", wire_pf))
-               if v is not None}
-    return sta.analyse(netlist, sta.read_liberty(LIBERTY), block=name, **options), reused
-
-
-def _columns(r):
-    fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:,.0f}"
-    return (r.block, f"{r.critical_ns:.3f}", fmax, "yes" if r.meets_target else "no",
-            str(r.logic_depth), f"{r.failing_endpoints:,} / {r.endpoints:,}", r.start, r.end)
-
-
-_HEADER = ("block", "critical path ns", "Fmax MHz", "meets {target:g} MHz", "depth",
-           "late end points", "from", "to")
-
-
-#: The terminal table's columns (units in brackets; the README's are :data:`_HEADER`).
-TERMINAL_HEADER = ("block", "critical path [ns]", "Fmax [MHz]", "meets {target:g} MHz", "depth [gates]",
-                   "late end points", "from", "to")
+#: The terminal table's columns (units in brackets; the README's are :data:`HEADER`).
+TERMINAL_HEADER = ("block", "critical path [ns]", "Fmax [MHz]", "meets {target:g} MHz",
+                   "depth [gates]", "late end points", "from", "to")
 
 
 def print_timing(reports, target_mhz, wire_ff, console=None):
@@ -79,22 +50,15 @@ def print_timing(reports, target_mhz, wire_ff, console=None):
     print_table(f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire {wire_ff:g} fF per "
                 f"fanout; target {target_mhz:g} MHz)",
                 [h.format(target=target_mhz) for h in TERMINAL_HEADER],
-                [_columns(r) for r in reports], console=console, left=("block", "from", "to"))
-
-
-def markdown_timing(reports):
-    from ahasd.readme import markdown_table
-    target = reports[0].target_mhz if reports else 800
-    return markdown_table([h.format(target=target) for h in _HEADER],
-                          [_columns(r) for r in reports])
+                [columns(r) for r in reports], console=console, left=("block", "from", "to"))
 
 
 def run(args):
     from rich.console import Console
 
-    from ahasd.cli import CliError
-    from ahasd.commands.area import check_readme
+    from ahasd.errors import CliError
     from ahasd.files import output_dir
+    from ahasd.readme import check_readme
     from ahasd.hw.blocks import block_names
     from ahasd.spec.params import check_positive, check_real
     from ahasd.synth.sta import TimingError

@@ -303,11 +303,8 @@ class _Engine:
         """The NPU's result for the oldest batch: settle it; a rejection squashes every later
         batch (and a running pre-verification); drafting resumes."""
         s, st = self.s, self.st
-        v = s.verifying
-        assert v is not None
-        s.verifying = None
+        v = self._close("verifying", self.spec.verify_dev, "verify")
         b, t = v.batch, s.t
-        st.charge(self.spec.verify_dev, "verify", v.t_start, t, v.pj, self.keep_timeline)
         st.npu_passes += 1
         n_acc, nxt = self.source.outcome(b, self.prompt + s.committed)
         s.pending.popleft()
@@ -319,22 +316,26 @@ class _Engine:
         if verdict.squash:
             self._squash_all()
             self._rewind(b)
-            p = s.preverifying
-            if p is not None:
-                st.charge(self.spec.draft_dev, "preverify", p.t_start, t, p.pj,
-                          self.keep_timeline)
-                s.preverifying = None
+            if s.preverifying is not None:
+                self._close("preverifying", self.spec.draft_dev, "preverify")
         s.waiting = False
+
+    def _close(self, running, dev, kind):
+        """End the task in ``running`` (``"verifying"`` or ``"preverifying"``) now: clear it
+        and charge its time and energy since it started to ``dev`` as ``kind``."""
+        s = self.s
+        task = getattr(s, running)
+        assert task is not None
+        setattr(s, running, None)
+        self.st.charge(dev, kind, task.t_start, s.t, task.pj, self.keep_timeline)
+        return task
 
     def _on_preverified(self):
         """A pre-verification's result: a rejection settles the batch now (it commits at the
         head without an NPU pass), squashes the batches behind it and lets the PIM draft on."""
         s, st = self.s, self.st
-        p = s.preverifying
-        assert p is not None
-        s.preverifying = None
+        p = self._close("preverifying", self.spec.draft_dev, "preverify")
         c, t = p.batch, s.t
-        st.charge(self.spec.draft_dev, "preverify", p.t_start, t, p.pj, self.keep_timeline)
         st.preverifies += 1
         if self.tvc is not None:
             self.tvc.tvc_record("pvct", int((t - p.t_start) * self.timing.pim_hz), p.length)

@@ -13,10 +13,8 @@ missing, unknown, mistyped or out-of-range field, events out of order, or a miss
 import hashlib
 import math
 import os
-import tempfile
 from array import array
 from collections import deque
-from pathlib import Path
 
 import numpy as np
 
@@ -28,10 +26,10 @@ from ahasd.sim.traces.lines import (
     dumps,
     json_lines,
     names,
-    new_file_mode,
     open_binary,
     show,
 )
+from ahasd.spec.files import atomic_output
 from ahasd.spec.params import check_positive
 
 __all__ = ["FORMAT", "VERSION", "MAX_UNVERIFIED", "MAX_VOCAB", "POLICIES", "EDC_VARIANTS",
@@ -343,18 +341,9 @@ def write(records, target):
         for rec in records:
             target.write(dumps(rec) + "\n")
         return
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        new_file_mode(fd)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for rec in records:
-                f.write(dumps(rec) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_output(target) as f:
+        for rec in records:
+            f.write(dumps(rec) + "\n")
 
 
 def _numbered(records_or_path):

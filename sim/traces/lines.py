@@ -24,6 +24,7 @@ import sys
 import tempfile
 
 from ahasd.sim.traces.errors import TraceError
+from ahasd.spec.files import new_file_mode
 
 __all__ = ["MAX_LINE_BYTES", "MAX_INT_DIGITS", "json_lines", "open_binary", "spooled",
            "check_int", "check_real", "check_bool", "show", "names", "dumps", "new_file_mode"]
@@ -193,14 +194,6 @@ def spooled(path):
         yield name
     finally:
         os.unlink(name)
-
-
-def new_file_mode(fd):
-    """Give a file from ``tempfile.mkstemp`` (mode 0600) the mode ``open`` would have given it
-    (0666 less the umask), so that renaming it into place changes nothing but the content."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(fd, 0o666 & ~umask)
 
 
 def show(value, limit=60):

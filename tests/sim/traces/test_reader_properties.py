@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.sim.traces import decoding
 from ahasd.sim.traces.edc import iter_events
+from ahasd.tb.trace_examples import tiny_trace
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.tvc import dump, iter_trace, realistic_trace
 
@@ -19,27 +20,6 @@ SETTINGS = settings(max_examples=300, deadline=None,
 EDC_GOOD = [b'{"op":"draft","entropy":2.5}', b'{"op":"verify","full":true}',
             b'{"op":"draft","entropy":0}', b'{"op":"verify","full":false}']
 TVC_GOOD = [line.encode() for line in dump(realistic_trace(6, seed=4)).splitlines()]
-
-
-def tiny_trace():
-    """A small valid decoding trace (records), written by hand so the test needs no model."""
-    head = decoding.header(vocab_size=10, policy="fixed", policy_params={}, greedy=True,
-                           tokens=3, prompt=[1, 2], draft_cost=1.0, verify_cost=5.0,
-                           max_unverified=2)
-    return [head,
-            {"event": "draft", "batch": 0, "t": 2.0, "tokens": [3, 4], "entropy": [1.5, 0.2],
-             "q": [0.5, 0.9], "edc": None},
-            {"event": "draft", "batch": 1, "t": 3.0, "tokens": [5], "entropy": [2.0],
-             "q": [0.25], "edc": {"cont": True, "index": 7}},
-            {"event": "verify", "batch": 0, "t": 7.0, "kv_len": 2, "p": [0.5, 0.1],
-             "accepted": 1, "full": False, "next_token": 6},
-            {"event": "squash", "batch": 1, "t": 7.0, "drafted": True},
-            {"event": "squash", "batch": 2, "t": 7.0, "drafted": False},
-            {"event": "draft", "batch": 3, "t": 8.0, "tokens": [7], "entropy": [0.0],
-             "q": [1.0], "edc": None},
-            {"event": "verify", "batch": 3, "t": 12.0, "kv_len": 4, "p": [1.0],
-             "accepted": 1, "full": True, "next_token": 8},
-            {"event": "end", "t": 12.0, "output": [3, 6, 7]}]
 
 
 DECODING_GOOD = [json.dumps(r).encode() for r in tiny_trace()]

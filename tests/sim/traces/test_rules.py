@@ -19,6 +19,7 @@ from ahasd.sim.traces.edc import iter_events, read_events
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import MAX_LINE_BYTES, json_lines
 from ahasd.sim.traces.tvc import dump, iter_trace, read_trace
+from ahasd.tb.trace_examples import TINY_HEADER, tiny_trace
 
 #: docs/trace-format.md rule -> the test of this module that checks it at its boundary.
 RULES = {
@@ -136,28 +137,12 @@ def check(records):
     return decoding.validate(records)
 
 
-HEADER = decoding.header(vocab_size=10, policy="fixed", policy_params={}, greedy=True,
-                         tokens=3, prompt=[1, 2], draft_cost=1.0, verify_cost=5.0,
-                         max_unverified=2)
+HEADER = TINY_HEADER
 
 
 def base():
-    """A rejection: batch 0 verified with 1 of 2 tokens and residual 6, batch 1 (drafted)
-    and 2 (being drafted) squashed, batch 3 fully accepted with bonus 8; output cut to 3."""
-    return [dict(HEADER),
-            {"event": "draft", "batch": 0, "t": 2.0, "tokens": [3, 4], "entropy": [1.5, 0.2],
-             "q": [0.5, 0.9], "edc": None},
-            {"event": "draft", "batch": 1, "t": 3.0, "tokens": [5], "entropy": [2.0],
-             "q": [0.25], "edc": {"cont": True, "index": 7}},
-            {"event": "verify", "batch": 0, "t": 7.0, "kv_len": 2, "p": [0.5, 0.1],
-             "accepted": 1, "full": False, "next_token": 6},
-            {"event": "squash", "batch": 1, "t": 7.0, "drafted": True},
-            {"event": "squash", "batch": 2, "t": 7.0, "drafted": False},
-            {"event": "draft", "batch": 3, "t": 8.0, "tokens": [7], "entropy": [0.0],
-             "q": [1.0], "edc": None},
-            {"event": "verify", "batch": 3, "t": 12.0, "kv_len": 4, "p": [1.0],
-             "accepted": 1, "full": True, "next_token": 8},
-            {"event": "end", "t": 12.0, "output": [3, 6, 7]}]
+    """:func:`ahasd.tb.trace_examples.tiny_trace`: a rejection, two squashes, a full accept."""
+    return tiny_trace()
 
 
 def lookahead():
@@ -824,14 +809,18 @@ def test_tvc_ops_tables_and_fields():
     for table in ("NVCT", "tvct", None, 1):
         refused(tvc_lines, [json.dumps({"op": "preset", "table": table, "ratio": 1}).encode()],
                 1, "^table must be one of nvct, pdct, pvct, not ")
-    refused(tvc_lines, [b'{"op":"reset"}'], 1,
-            "^op must be one of config, preset, record, decide, not 'reset'$")
-    refused(tvc_lines, [b'{"op":"record","table":"nvct","cycles":1}'], 1,
-            "^record: missing length$")
-    refused(tvc_lines, [b'{"op":"decide","kv_len":0,"now":0,"pending":0,"x":1}'], 1,
-            "^decide: unknown x$")
-    refused(tvc_lines, [b'{"op":"preset","ratio":1}'], 1, "^preset: missing table$")
-    refused(tvc_lines, [b'"config"'], 1, "^expected a JSON object, got str$")
+    for text, message in TVC_REFUSED:
+        refused(tvc_lines, [text], 1, message)
+
+
+#: One bad TVC line each, and the start of its message.
+TVC_REFUSED = [
+    (b'{"op":"reset"}', "^op must be one of config, preset, record, decide, not 'reset'$"),
+    (b'{"op":"record","table":"nvct","cycles":1}', "^record: missing length$"),
+    (b'{"op":"decide","kv_len":0,"now":0,"pending":0,"x":1}', "^decide: unknown x$"),
+    (b'{"op":"preset","ratio":1}', "^preset: missing table$"),
+    (b'"config"', "^expected a JSON object, got str$"),
+]
 
 
 def test_json_lines_counts_physical_lines():
