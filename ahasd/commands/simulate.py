@@ -34,8 +34,8 @@ def register(sub):
                     "override).")
     p.add_argument("--pair", default="opt", help=f"model pair: {', '.join(pair_names())}")
     p.add_argument("--policy", default=None,
-                   help=f"drafting policy: {', '.join(policy_names())} (default adaedl; with "
-                        f"--trace, the trace's own)")
+                   help=f"default adaedl (with --trace: the trace's own); drafting policy: "
+                        f"{', '.join(policy_names())}")
     p.add_argument("--system", default="ahasd",
                    help=f"execution model: {', '.join(system_names())}")
     p.add_argument("--ablation", default="tvc",

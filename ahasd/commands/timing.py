@@ -4,7 +4,7 @@ mapped netlist (:mod:`ahasd.synth.sta`; the report is :mod:`ahasd.synth.timing_r
 import json
 from pathlib import Path
 
-from ahasd.synth.timing_report import HEADER, columns, markdown_timing, timing_report
+from ahasd.synth.timing_report import columns, markdown_timing, timing_report
 
 __all__ = ["register", "run", "print_timing", "TERMINAL_HEADER"]
 
@@ -38,7 +38,7 @@ def register(sub):
     p.set_defaults(func=run)
 
 
-#: The terminal table's columns (units in brackets; the README's are :data:`HEADER`).
+#: The terminal table's columns (units in brackets; the README's are :data:`ahasd.synth.timing_report.HEADER`).
 TERMINAL_HEADER = ("block", "critical path [ns]", "Fmax [MHz]", "meets {target:g} MHz",
                    "depth [gates]", "late end points", "from", "to")
 
@@ -58,8 +58,8 @@ def run(args):
 
     from ahasd.errors import CliError
     from ahasd.files import output_dir
-    from ahasd.readme import check_readme
     from ahasd.hw.blocks import block_names
+    from ahasd.readme import check_readme
     from ahasd.spec.params import check_positive, check_real
     from ahasd.synth.sta import TimingError
     from ahasd.synth.yosys import YosysError

@@ -38,7 +38,7 @@ def test_directory_output_is_a_directory(tmp_path, capsys):
 
 #: verb argv with {} for --out, the first step of its work (replaced by the test)
 FILLS = {
-    "reproduce": (["reproduce", "--quick", "--out", "{}"], "ahasd.sim.system.parallel.run_cells"),
+    "reproduce": (["reproduce", "--quick", "--out", "{}"], "ahasd.sim.system.reproduce.run_cells"),
     "sweep": (["sweep", "--axis", "pim.internal_bw_gbps=100", "--tokens", "16", "--out", "{}"],
               "ahasd.sim.system.sweep.run_sweep"),
 }
