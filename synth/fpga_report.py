@@ -19,24 +19,25 @@ TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
                  "utilisation / note", "time [s]")
 
 
-def fpga_report(name, family, build_dir, *, params=None, **options):
-    """Place and route block ``name`` (constructor ``params``) on ``family`` under
-    ``build_dir/family/name``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
-    work = Path(build_dir) / family / name
+def fpga_report(name, family, build_dir, *, params=None, top=None, **options):
+    """Place and route block ``name`` (constructor ``params``; module ``top``, default ``name``)
+    on ``family`` under ``build_dir/family/top``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
+    top = top or name
+    work = Path(build_dir) / family / top
     work.mkdir(parents=True, exist_ok=True)
-    verilog = block_verilog(name, work / f"{name}.v", params)
-    return fpga_of_verilog(verilog, name, family, work, **options)
+    verilog = block_verilog(name, work / f"{top}.v", params, top)
+    return fpga_of_verilog(verilog, top, family, work, **options)
 
 
 def table_rows(reports):
     """The cells (strings) of the terminal table, one row per report (:data:`TABLE_COLUMNS`)."""
     rows = []
     for r in reports:
-        util = ", ".join(f"{bel} {u['used']}/{u['available']}" for bel, u in r.utilisation.items()
+        util = ", ".join(f"{bel} {u['used']:,}/{u['available']:,}" for bel, u in r.utilisation.items()
                          if not bel.startswith(("SB_GB", "DCC", "SB_IO")))
-        rows.append((r.block, r.part, str(r.luts), str(r.ffs), str(r.dsps), str(r.brams),
+        rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", f"{r.dsps:,}", f"{r.brams:,}",
                      "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
-                     f"{r.seconds:.0f}"))
+                     f"{r.seconds:,.0f}"))
     return rows
 
 

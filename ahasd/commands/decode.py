@@ -91,7 +91,11 @@ def run(args):
         print(pair.tokenizer.decode(result.output))
     autoregressive = args.tokens * args.verify_cost
     where = "standard output" if to_stdout else args.out
-    print(f"{len(result.output)} tokens, {result.batches} batches, {result.verifications} "
+    # `batches` counts the batches started, some squashed before their draft event was written;
+    # `trace stats` counts draft events ("batches drafted"): both are printed, each named
+    drafted = sum(rec.get("event") == "draft" for rec in result.records)
+    print(f"{len(result.output)} tokens, {result.batches} batches started ({drafted} drafted, "
+          f"as trace stats counts), {result.verifications} "
           f"verifications, {result.squashed} squashed; acceptance {result.acceptance_rate:.3f}, "
           f"{result.tokens_per_verification:.2f} tokens/verification; time {result.time:g} "
           f"(autoregressive {autoregressive:g}, speedup {autoregressive / result.time:.2f}x); "

@@ -27,8 +27,21 @@ from ahasd.sim.system.systems import system_names
 from ahasd.synth.area_report import area_report
 from ahasd.synth.export import write_verilog
 from ahasd.synth.tech import Technology
+from ahasd.tables import print_table as print_rows
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "Steps"]
+
+
+class Steps:
+    """The demo's numbered step lines: each :meth:`say` prints the next number (1, 2, ...), so
+    the steps are numbered in the order they run (the list in the module docstring)."""
+
+    def __init__(self, console, done=0):
+        self.console, self.count = console, done
+
+    def say(self, text):
+        self.count += 1
+        self.console.print(f"[bold]{self.count}.[/] {text}")
 
 
 def register(sub):
@@ -59,58 +72,60 @@ def record_trace(path, tokens, seed):
     return result
 
 
-def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024):
-    """Step 5: the systems on one pair and policy, the ratios, and AHASD's timeline."""
-    from rich.table import Table
+def system_story(console, build, *, pair="opt", policy="adaedl", tokens=1024, steps=None):
+    """Step 5: the systems on one pair and policy, the ratios, and AHASD's timeline (its step
+    line through ``steps``, a :class:`Steps`)."""
 
     from ahasd.sim.system.plots import write_timeline
     from ahasd.sim.system.runner import simulate
     results = {}
     systems = system_names()                # the registry's order: the baselines first
+    (steps or Steps(console, done=4)).say(f"the system simulator: {pair} / {policy}, {tokens} tokens on "
+                                  f"{', '.join(systems)}")
     with console.status(f"simulating {pair} / {policy} on {len(systems)} systems"):
         for system in systems:
             results[system] = simulate(system, pair, policy, tokens=tokens, offload=True,
                                        keep_timeline=system == "ahasd")
     ours = results["ahasd"]
-    table = Table(title=f"System simulator: {pair}, {policy}, {tokens} tokens (AHASD = full, "
-                        f"with AAU, EDC and TVC); ratios are AHASD over the system")
-    for column in ("system", "tok/s", "tok/mJ", "acceptance", "AHASD throughput x",
-                   "AHASD energy efficiency x", "note"):
-        table.add_column(column, justify="left" if column in ("system", "note") else "right")
-    for system, r in results.items():
+    rows = []
+    for r in results.values():
         note = "offloaded: " + ", ".join(r.offloaded) if r.offloaded else ""
-        table.add_row(r.label, f"{r.throughput_tok_s:.2f}", f"{r.tokens_per_mj:.4f}",
-                      f"{r.acceptance_rate:.3f}",
-                      f"{ours.throughput_tok_s / r.throughput_tok_s:.2f}",
-                      f"{ours.tokens_per_mj / r.tokens_per_mj:.2f}", note)
-    console.print(table)
+        rows.append((r.label, f"{r.throughput_tok_s:.2f}", f"{r.tokens_per_mj:.4f}",
+                     f"{r.acceptance_rate:.3f}",
+                     f"{ours.throughput_tok_s / r.throughput_tok_s:.2f}",
+                     f"{ours.tokens_per_mj / r.tokens_per_mj:.2f}", note))
+    print_rows(f"System simulator: {pair}, {policy}, {tokens:,} tokens (AHASD = full, with AAU, "
+               f"EDC and TVC); ratios are AHASD over the system",
+               ("system", "throughput [tok/s]", "efficiency [tok/mJ]", "acceptance [0..1]",
+                "AHASD throughput [x]", "AHASD efficiency [x]", "note"),
+               rows, console=console, left=("system", "note"))
     path = build / "timeline.png"
     write_timeline(ours.as_dict(timeline=True), path)
-    console.print(f"[bold]5.[/] {path}: NPU / PIM activity of AHASD; why these ratios differ "
+    console.print(f"{path}: NPU / PIM activity of AHASD; why these ratios differ "
                   f"from the paper's: docs/system-simulator.md")
     return results
 
 
 def run(args):
     from rich.console import Console
-    from rich.table import Table
 
     from ahasd.cosim.edc import VerilatedEDC
     from ahasd.sim.traces import decoding as trace
     console = Console()
+    steps = Steps(console)
     build = output_dir(args.build_dir, "--build-dir")   # before any work
     start = time.perf_counter()
 
     with console.status("writing and linting the EDC Verilog"):
         verilog = write_verilog("edc", build / "verilog")
-    console.print(f"[bold]1.[/] {verilog}: verilator --lint-only -Wall clean "
+    steps.say(f"{verilog}: verilator --lint-only -Wall clean "
                   f"(documented waivers only)")
 
     trace_path = build / "trace.jsonl"
     with console.status(f"decoding {args.tokens} tokens with the n-gram pair"):
         result = record_trace(trace_path, args.tokens, args.seed)
     events = trace.edc_events(trace_path)
-    console.print(f"[bold]2.[/] {trace_path}: {len(result.output)} tokens, acceptance "
+    steps.say(f"{trace_path}: {len(result.output)} tokens, acceptance "
                   f"{result.acceptance_rate:.3f}; EDC events: "
                   f"{sum(op == 'draft' for op, _ in events)} drafted batches, "
                   f"{sum(op == 'verify' for op, _ in events)} verifies")
@@ -126,18 +141,17 @@ def run(args):
                     None)
     verdict = (f"[green]RTL and golden agree on all {len(rtl)} decisions[/]" if agree else
                f"[red]RTL and golden DISAGREE (first at decision {mismatch})[/]")
-    console.print(f"[bold]3.[/] {verdict}")
+    steps.say(verdict)
 
-    table = Table(title="EDC on the decoding trace (prediction = continue iff the batch is "
-                        "fully accepted)")
-    for column in ("variant", "decisions", "continue rate", "suppression rate",
-                   "accuracy", "scored batches", "squashed"):
-        table.add_column(column, justify="left" if column == "variant" else "right")
-    for variant, s in scores.items():
-        table.add_row(variant, str(s.drafts), f"{s.continue_rate:.3f}",
-                      f"{s.suppression_rate:.3f}", f"{s.accuracy:.3f}", str(s.scored),
-                      str(s.squashed))
-    console.print(table)
+    steps.say("EDC statistics of both variants on the trace, what the anchor's PHT sees, the EDC "
+              "area")
+    print_rows("EDC on the decoding trace (prediction = continue iff the batch is fully accepted)",
+               ("variant", "decisions", "continue rate [0..1]", "suppression rate [0..1]",
+                "accuracy [0..1]", "scored batches", "squashed batches"),
+               [(variant, f"{s.drafts:,}", f"{s.continue_rate:.3f}", f"{s.suppression_rate:.3f}",
+                 f"{s.accuracy:.3f}", f"{s.scored:,}", f"{s.squashed:,}")
+                for variant, s in scores.items()],
+               console=console, left=("variant",))
     drafts, at_max, trained_reads = anchor_reach(events)
     llr_max = EDC(variant="anchor").params.llr_max
     console.print(f"anchor: LLR at its maximum ({llr_max}) on {at_max} of {drafts} drafts (a "
@@ -151,6 +165,6 @@ def run(args):
         report = area_report("edc", build / "area")
     print_table([report], Technology(), console)
 
-    system_story(console, build)
+    system_story(console, build, steps=steps)
     console.print(f"demo finished in {time.perf_counter() - start:.1f} s")
     return 0 if agree else 1

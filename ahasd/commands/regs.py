@@ -2,8 +2,9 @@
 
 ``generate [-o ROOT]`` writes ``firmware/ahasd_regs.h``, ``firmware/regs.py`` and
 ``docs/registers.md`` under ROOT (default: the current folder, i.e. run it from the repository
-root); ``check [ROOT]`` exits 1 and names the stale files when a regeneration would change them;
-``list`` prints the register map.
+root); ``check [ROOT]`` (default: the checkout the current folder is in; outside one it says
+so) exits 1 and names the stale files when a regeneration would change them; ``list`` prints the
+register map.
 """
 
 import os
@@ -25,7 +26,8 @@ def register(sub):
                    help="root folder for firmware/ and docs/ (default: .)")
     g.set_defaults(func=run_generate)
     c = verbs.add_parser("check", help="exit 1 if the generated files under ROOT are stale")
-    c.add_argument("root", nargs="?", default=Path("."), type=Path, metavar="ROOT")
+    c.add_argument("root", nargs="?", default=None, type=Path, metavar="ROOT",
+                   help="the checkout to check (default: the checkout the current folder is in)")
     c.set_defaults(func=run_check)
     l = verbs.add_parser("list", help="print the register map")
     l.set_defaults(func=run_list)
@@ -45,10 +47,33 @@ def run_generate(args):
         print(f"wrote {args.output / rel}")
 
 
+#: A folder is a checkout when it holds the register map's source.
+CHECKOUT_MARK = Path("hw") / "regs.rdl"
+
+
+def _checkout_root(start):
+    """The nearest folder at or above ``start`` that holds :data:`CHECKOUT_MARK`, else None."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / CHECKOUT_MARK).is_file():
+            return folder
+    return None
+
+
 def run_check(args):
     from ahasd.firmware.regmap_export import OUTPUTS, stale_files
-    if not args.root.is_dir():
+    if args.root is None:
+        root = _checkout_root(Path.cwd())
+        if root is None:
+            raise CliError(f"regs check: not inside a checkout (no {CHECKOUT_MARK} in "
+                           f"{Path.cwd()} or a parent folder); run it in the repository or give ROOT")
+        args.root = Path(os.path.relpath(root)) if root != Path.cwd().resolve() else Path(".")
+    elif not args.root.is_dir():
         raise CliError(f"cannot read {args.root}: not a folder")
+    elif not (args.root / CHECKOUT_MARK).is_file() and not any((args.root / rel).exists()
+                                                                for rel in OUTPUTS):
+        raise CliError(f"regs check: {args.root} is not a checkout (none of {CHECKOUT_MARK}, "
+                       f"{', '.join(OUTPUTS)} in it)")
     stale = stale_files(args.root)
     if stale:
         raise CliError(f"stale generated files under {args.root}: {', '.join(stale)} "

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, integer
 from ahasd.errors import CliError
+from ahasd.files import fresh_output_dir
 
 __all__ = ["register", "run"]
 
@@ -21,6 +22,8 @@ def register(sub):
                     "sweep), written as CSV/JSON, PNG plots, summary.json and summary.md beside "
                     "the paper's headlines.")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.add_argument("--force", action="store_true",
+                   help="write into --out even if it already holds files (make reproduce passes it)")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=1024,
                    help=f"tokens per cell, 1..{TOKENS_MAX:,} (default 1024)")
     p.add_argument("--seed", type=int, default=0)
@@ -50,6 +53,7 @@ def run(args):
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.jobs < 1:
         raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
+    fresh_output_dir(args.out, "--out", force=args.force)    # before any work
     t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         h, wall = reproduce(args.out, tokens=args.tokens, seed=args.seed, jobs=args.jobs,

@@ -8,9 +8,11 @@ golden pairs from :data:`ahasd.sim.decoding.pairs.PAIRS`.
 """
 
 import json
+import sys
 
 from ahasd.args import TOKENS_MAX, check_choice, integer
 from ahasd.errors import CliError
+from ahasd.files import os_reason
 from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
 from ahasd.sim.decoding.pairs import PAIRS as GOLDEN_PAIRS
 from ahasd.sim.decoding.policies import policy_names
@@ -31,15 +33,17 @@ def register(sub):
                     "on the configured hardware (TOML shipped with the package, --set to "
                     "override).")
     p.add_argument("--pair", default="opt", help=f"model pair: {', '.join(pair_names())}")
-    p.add_argument("--policy", default="adaedl",
-                   help=f"drafting policy: {', '.join(policy_names())}")
+    p.add_argument("--policy", default=None,
+                   help=f"default adaedl (with --trace: the trace's own); drafting policy: "
+                        f"{', '.join(policy_names())}")
     p.add_argument("--system", default="ahasd",
                    help=f"execution model: {', '.join(system_names())}")
     p.add_argument("--ablation", default="tvc",
                    help=f"AHASD step: {_or(ablation_names())} (full AHASD, default)")
     p.add_argument("--edc", default="committed", help=f"EDC variant: {_or(EDC_VARIANTS)}")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
-                   help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 1024)")
+                   help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 1024; with --trace, "
+                        f"the trace's length)")
     p.add_argument("--acceptance-pair", default="ngram3-5",
                    help=f"golden language-model pair ({', '.join(GOLDEN_PAIRS)})")
     p.add_argument("--trace", default=None, metavar="FILE",
@@ -67,7 +71,8 @@ def run(args):
     from ahasd.sim.system.runner import simulate
 
     check_choice("pair", args.pair, pair_names())
-    check_choice("policy", args.policy, policy_names())
+    if args.policy is not None:
+        check_choice("policy", args.policy, policy_names())
     check_choice("system", args.system, system_names())
     check_choice("ablation", args.ablation, ablation_names())
     check_choice("edc", args.edc, EDC_VARIANTS)
@@ -82,12 +87,13 @@ def run(args):
             try:
                 trace = read(args.trace)
             except OSError as e:
-                raise CliError(f"cannot read trace {args.trace}: {e.strerror}") from None
+                raise CliError(f"cannot read trace {args.trace}: {os_reason(e)}") from None
+            _check_trace_options(args, trace[0])
         cfg = load_config(args.overrides, platform_path=args.config)
         made = []
         factory = _rtl_factory(cfg, made) if args.rtl else None
         try:
-            r = simulate(args.system, args.pair, args.policy, ablation=args.ablation,
+            r = simulate(args.system, args.pair, args.policy or "adaedl", ablation=args.ablation,
                          edc=args.edc, cfg=cfg, tokens=args.tokens,
                          acceptance_pair=args.acceptance_pair, trace=trace,
                          offload=args.offload, overrides=args.overrides, seed=args.seed,
@@ -120,6 +126,19 @@ def run(args):
     for note in r.offloaded:
         print(f"  offload: {note}")
     return 0
+
+
+def _check_trace_options(args, head):
+    """--trace: the trace's policy is the run's (a different --policy is an error); a --tokens
+    below the trace's length is said on standard error, above it the trace is replayed again."""
+    if args.policy is not None and args.policy != head["policy"]:
+        raise CliError(f"--policy {args.policy}: the trace {args.trace} was recorded with "
+                       f"{head['policy']} (drop --policy: a trace's policy is its own)")
+    held = head["tokens"]
+    if args.tokens is not None and args.tokens != held:
+        how = (f"the first {args.tokens:,} of the trace's {held:,} tokens" if args.tokens < held
+               else f"{args.tokens:,} tokens, replaying the trace's {held:,} from the start again")
+        print(f"ahasd: note: simulating {how} (--tokens {args.tokens})", file=sys.stderr)
 
 
 def _check_rtl(args):

@@ -8,7 +8,7 @@ ratios beside the paper's and the end-to-end speedup over autoregressive decodin
 import json
 
 from ahasd.errors import CliError
-from ahasd.files import output_dir
+from ahasd.files import os_reason, output_dir
 
 __all__ = ["register"]
 
@@ -39,8 +39,10 @@ def run_verify(args):
         case = read_case(args.case)
     except FileNotFoundError:
         raise CliError(f"no such case file: {args.case}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"{args.case}: cannot read: {e}") from None
+    except OSError as e:
+        raise CliError(f"cannot read {args.case}: {os_reason(e)}") from None
+    except UnicodeDecodeError as e:
+        raise CliError(f"{args.case}: not UTF-8 text ({e})") from None
     except ValueError as e:
         raise CliError(f"{args.case}: {e}") from None
     print(format_result(*run_case(case, args.mode)))
@@ -54,6 +56,8 @@ def run_bench(args):
     if args.rtl:
         from ahasd.bench.state_commit import bench as rtl_bench  # likewise
         figures["rtl"] = rtl_bench(json_output=args.json, quick=args.quick)
+    else:
+        figures["rtl"] = None           # one JSON shape with or without --rtl
     if args.json:
         print(json.dumps(figures, indent=2))
     return 0

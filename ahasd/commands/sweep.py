@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, check_choice, integer, seed
 from ahasd.errors import CliError
-from ahasd.files import output_dir
+from ahasd.files import fresh_output_dir, output_dir
 from ahasd.progress import progress
 from ahasd.sim.decoding.policies import policy_names
 from ahasd.sim.system.config import pair_names
@@ -70,6 +70,8 @@ def register(sub):
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="a dask.distributed scheduler address (tcp://host:port)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.add_argument("--force", action="store_true",
+                   help="write into --out even if it already holds files")
     p.set_defaults(func=run)
 
 
@@ -112,7 +114,7 @@ def _system(args):
         axes = [parse_axis(a) for a in args.axis]
     except ValueError as e:
         raise CliError(str(e)) from None
-    output_dir(args.out, "--out")                       # before any work
+    fresh_output_dir(args.out, "--out", force=args.force)                       # before any work
     try:
         total = math.prod(len(values) for _, values in axes)
         with progress(f"simulating {total} points", total) as update:
@@ -142,7 +144,7 @@ def _area(args):
         raise CliError(str(e)) from None
     if args.trace and not any(p["block"] == "edc" for p in points):
         raise CliError("--trace scores EDC points, and this sweep has none")
-    out = output_dir(args.out, "--out")                 # before any work
+    out = fresh_output_dir(args.out, "--out", force=args.force)                 # before any work
     build = output_dir(args.build_dir or Path("build/sweep"), "--build-dir")
     start = time.monotonic()
     traces = []

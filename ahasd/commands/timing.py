@@ -4,9 +4,9 @@ mapped netlist (:mod:`ahasd.synth.sta`; the report is :mod:`ahasd.synth.timing_r
 import json
 from pathlib import Path
 
-from ahasd.synth.timing_report import HEADER, columns, markdown_timing, timing_report
+from ahasd.synth.timing_report import columns, markdown_timing, timing_report
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "print_timing", "TERMINAL_HEADER"]
 
 
 def register(sub):
@@ -38,14 +38,28 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+#: The terminal table's columns (units in brackets; the README's are :data:`ahasd.synth.timing_report.HEADER`).
+TERMINAL_HEADER = ("block", "critical path [ns]", "Fmax [MHz]", "meets {target:g} MHz",
+                   "depth [gates]", "late end points", "from", "to")
+
+
+def print_timing(reports, target_mhz, wire_ff, console=None):
+    """Print the timing table: a table when it fits the console, else one ``key: value`` block
+    per block (:func:`ahasd.tables.print_table`)."""
+    from ahasd.tables import print_table
+    print_table(f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire {wire_ff:g} fF per "
+                f"fanout; target {target_mhz:g} MHz)",
+                [h.format(target=target_mhz) for h in TERMINAL_HEADER],
+                [columns(r) for r in reports], console=console, left=("block", "from", "to"))
+
+
 def run(args):
     from rich.console import Console
-    from rich.table import Table
 
     from ahasd.errors import CliError
     from ahasd.files import output_dir
-    from ahasd.readme import check_readme
     from ahasd.hw.blocks import block_names
+    from ahasd.readme import check_readme
     from ahasd.spec.params import check_positive, check_real
     from ahasd.synth.sta import TimingError
     from ahasd.synth.yosys import YosysError
@@ -71,18 +85,11 @@ def run(args):
     except TimingError as error:
         raise CliError(str(error), status=1) from None
     if args.json:
-        data = [r.as_dict() for r in reports]
-        print(json.dumps(data if args.block == "all" else data[0], indent=2, allow_nan=False))
+        # one shape whatever the arguments (docs/implementation.md, "JSON output")
+        data = {"blocks": [r.as_dict() for r in reports], "anchors": None}
+        print(json.dumps(data, indent=2, allow_nan=False))
     else:
-        table = Table(title=f"Timing at 28 nm (synth/gates.lib delays, FO4 14 ps; wire "
-                            f"{args.wire_ff:g} fF per fanout; target {args.target_mhz:g} MHz)")
-        for column in HEADER:
-            column = column.format(target=args.target_mhz)
-            table.add_column(column, justify="left" if column in ("block", "from", "to")
-                             else "right")
-        for r in reports:
-            table.add_row(*columns(r))
-        Console(width=max(Console().width, 160)).print(table)
+        print_timing(reports, args.target_mhz, args.wire_ff)
     if args.readme is not None:
         from ahasd.readme import update_section
         update_section(args.readme, "timing", markdown_timing(reports))

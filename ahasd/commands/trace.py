@@ -10,7 +10,28 @@ import json
 from ahasd.args import BINS_MAX, integer
 from ahasd.files import checked_trace
 
-__all__ = ["register", "run_stats"]
+#: trace stats' table: (JSON key, row label with its unit, decimals or None for a count)
+STATS_ROWS = (
+    ("output_tokens", "output [tokens]", None),
+    ("batches_drafted", "batches drafted", None),
+    ("verifications", "verifications", None),
+    ("squashed", "squashed [batches]", None),
+    ("acceptance_rate", "acceptance rate [0..1]", 3),
+    ("accepted_per_verification", "accepted per verification [tokens]", 3),
+    ("tokens_per_verification", "output per verification [tokens]", 3),
+    ("full_accept_rate", "full accept rate [0..1]", 3),
+    ("mean_draft_length", "mean draft length [tokens]", 3),
+    ("mean_entropy", "mean entropy [nats]", 3),
+)
+
+
+def stats_rows(figures):
+    """The (label, value) cells of the table of ``figures`` (:data:`STATS_ROWS`)."""
+    return [(label, f"{figures[key]:,}" if places is None else f"{figures[key]:.{places}f}")
+            for key, label, places in STATS_ROWS]
+
+
+__all__ = ["register", "run_stats", "STATS_ROWS", "stats_rows"]
 
 
 def register(sub):
@@ -37,18 +58,11 @@ def run_stats(args):
         print(json.dumps(figures, indent=2, allow_nan=False))
         return 0
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-    table = Table(title=escape(f"{name} ({figures['policy']}, EDC {figures['edc']})"))
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    for key in ("output_tokens", "batches_drafted", "verifications", "squashed"):
-        table.add_row(key.replace("_", " "), str(figures[key]))
-    for key in ("acceptance_rate", "accepted_per_verification", "tokens_per_verification",
-                "full_accept_rate", "mean_draft_length", "mean_entropy"):
-        table.add_row(key.replace("_", " "), f"{figures[key]:.3f}")
+
+    from ahasd.tables import print_table
     console = Console()
-    console.print(table)
+    print_table(f"{name} ({figures['policy']}, EDC {figures['edc']})", ("figure", "value"),
+                stats_rows(figures), console=console, left=("figure",))
     hist = figures["entropy_histogram"]
     total = max(1, sum(hist["counts"]))
     width = 40

@@ -6,6 +6,7 @@ and prints.
 
 from pathlib import Path
 
+from ahasd.blockparams import add_options, list_params, resolve
 from ahasd.errors import CliError
 from ahasd.files import output_dir
 from ahasd.hw.blocks import block_names
@@ -25,16 +26,20 @@ def register(sub):
     p.add_argument("block", choices=block_names() + ["all"])
     p.add_argument("-o", "--output", default="build/verilog", type=Path, metavar="DIR")
     p.add_argument("--no-lint", action="store_true", help="skip the Verilator lint")
+    add_options(p, listing=True)
     p.set_defaults(func=run)
 
 
 def run(args):
-    names = block_names() if args.block == "all" else [args.block]
-    output_dir(args.output, "-o")                     # before any work
-    for name in names:
+    if args.list_params:
+        return list_params(args.block)
+    builds = resolve(args, args.block)                # before any work
+    output_dir(args.output, "-o")
+    for name, params, top in builds:
         try:
-            path = write_verilog(name, args.output, lint=not args.no_lint)
+            path = write_verilog(name, args.output, lint=not args.no_lint, params=params, top=top)
         except VerilatorError as error:
             raise CliError(str(error), status=1) from None
         print(f"wrote {path}" + ("" if args.no_lint else " (lint clean)"))
-    print(f"wrote {write_core(names, args.output)}")
+    generated = {top: ", ".join(args.params) for _, params, top in builds if params}
+    print(f"wrote {write_core([top for _, _, top in builds], args.output, generated)}")

@@ -122,6 +122,9 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
              deciders_factory=None):
     """Run one configuration; return a :class:`SimResult`.
 
+    With ``trace`` (parsed records of a decoding trace) the result is labelled with the trace's
+    own policy (``policy`` is not used) and ``tokens`` defaults to the trace's length.
+
     ``deciders_factory`` (default :class:`GoldenDeciders`) is called with the keyword arguments
     of :class:`GoldenDeciders` resolved from the configuration, when the system has EDC or TVC
     and no ``deciders`` is given; a system without them never calls it.
@@ -133,6 +136,11 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     check_choice("edc", edc, ("committed", "anchor"))
     spec = make_spec(system, ablation)
     draft, target = cfg.pair(pair)
+    if trace is not None:
+        # a recorded trace carries its own policy (the label) and length (the default --tokens)
+        policy = trace[0]["policy"]
+        if tokens is None:
+            tokens = trace[0]["tokens"]
     n_tokens = cfg.run.tokens if tokens is None else tokens
     check_positive("tokens", n_tokens, integer=True)
     seed = cfg.run.seed if seed is None else seed

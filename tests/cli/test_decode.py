@@ -45,7 +45,7 @@ def test_stats_rejects_a_bad_trace_clearly(tmp_path, capsys):
     assert main(["trace", "stats", str(bad)]) == 2
     assert "unsupported ahasd-trace version 7" in capsys.readouterr().err
     assert main(["trace", "stats", str(tmp_path / "missing.jsonl")]) == 2
-    assert "missing.jsonl: No such file or directory" in capsys.readouterr().err
+    assert "missing.jsonl: no such file or directory" in capsys.readouterr().err
 
 
 def test_decode_errors(tmp_path, capsys, monkeypatch):

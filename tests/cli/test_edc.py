@@ -89,7 +89,9 @@ def test_replay_rejects_anchor_on_rtl_and_missing_file(tmp_path, capsys):
 @pytest.mark.slow
 def test_area_edc_json(tmp_path, capsys):
     assert main(["area", "edc", "--json", "--build-dir", str(tmp_path)]) == 0
-    report = json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"blocks", "anchors"} and data["anchors"] is None
+    (report,) = data["blocks"]
     # The PHT (512 x 2 bits) and the pending FIFO (8 x (9 + 3) bits) are the memories; the
     # PHT is an SRAM macro, the 96-bit FIFO is built from flip-flops.
     assert report["memory_bits"] == 512 * 2 + 8 * 12

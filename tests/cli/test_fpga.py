@@ -12,7 +12,7 @@ from ahasd.synth.boards import ControllerBoardTop, build_board
 @pytest.mark.slow
 def test_cli_json_row_has_fmax(tmp_path, capsys):
     assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
-    row = json.loads(capsys.readouterr().out)
+    (row,) = json.loads(capsys.readouterr().out)["blocks"]
     assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
     assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
     assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
@@ -24,4 +24,24 @@ def test_errors(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"baud must be a positive integer, not 0"):
         ControllerBoardTop(baud=0)
     assert main(["fpga", "ice40", "--board", "ulx3s"]) == 2
+    assert "builds the controller top on ecp5, not ice40" in capsys.readouterr().err
+    assert main(["fpga", "ice40", "all", "--board", "ulx3s"]) == 2
     assert "builds the controller top on ecp5, not all on ice40" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", ["ecp5", "ice40"])
+def test_block_required(family, tmp_path, capsys):
+    """No block and no --board is an error before any work (it no longer means 'all')."""
+    build = tmp_path / "build"
+    assert main(["fpga", family, "--build-dir", str(build)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"ahasd: error: fpga {family}: name a block or 'all' (")
+    assert captured.err.count("\n") == 1 and "gts" in captured.err
+    assert not build.exists()
+
+
+def test_area_block_required(capsys):
+    assert main(["area"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ahasd: error: area: the following arguments are required: block")

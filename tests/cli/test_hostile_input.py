@@ -78,7 +78,7 @@ def test_thousands_of_digits_anywhere(tmp_path, capsys, good_trace):
 
 
 def test_directory_to_trace_stats(tmp_path, capsys):
-    assert f"cannot read {tmp_path}: Is a directory" in error_line(
+    assert f"cannot read {tmp_path}: is a directory" in error_line(
         *run(capsys, ["trace", "stats", tmp_path]))
 
 
