@@ -14,7 +14,7 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade pip 'setuptools>=68' wheel
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
@@ -77,7 +77,7 @@ fw-test: venv
 
 # The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
 reproduce: venv
-	$(BIN)/ahasd reproduce --out build/reproduce
+	$(BIN)/ahasd reproduce --out build/reproduce --force
 
 bench: venv
 	$(BIN)/ahasd bench all

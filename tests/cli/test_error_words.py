@@ -72,8 +72,6 @@ def test_non_empty_out_needs_force(tmp_path, capsys, monkeypatch, verb):
         main([str(tmp_path / "new" / "dir") if a == "{}" else a for a in argv])
 
 
-@pytest.mark.xfail(strict=True, reason="the Makefile's reproduce line needs --force (text in the userpath "
-                   "branch's report): paste it and remove this marker")
 def test_make_reproduce_passes_force():
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if "ahasd reproduce" in line]

@@ -57,8 +57,6 @@ def test_python_m_goes_through_the_net(module):
     assert "'foo'" in run.stderr and "Traceback" not in run.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="README still says pip install 'ahasd[hf]'; the replacement line is in the "
-                   "userpath branch's report: paste it and remove this marker")
 def test_readme_install_lines_name_the_checkout():
     """ahasd is not on PyPI: every ``pip install`` of ahasd in the README installs the checkout."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
