@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, DomainRenamer
 
 __all__ = ["Property", "FormalResult", "FormalError", "PROPERTIES", "MUTANTS", "MUTANT_DEPTH",
            "harness", "run_sby", "prove", "check", "tools"]
@@ -67,9 +67,15 @@ class Property:
     method: str
     depth: int
     text: str
+    #: BMC depth at which the broken copy must fail (:data:`MUTANT_DEPTH` unless a
+    #: counterexample needs a longer run, e.g. a whole TVC record).
+    mutant_depth: int = MUTANT_DEPTH
 
 
-PROPERTIES = {p.name if p.block == "gts" else f"csr.{p.name}": p for p in [
+#: The blocks, in the order of the table.
+BLOCKS = ("gts", "csr", "divider", "queues", "tvc")
+
+PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in [
     Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
     Property("gts", "one_cycle_switch", "prove", 2, "a switch cycle is never followed by one"),
     Property("gts", "switch_on_mode_change", "bmc", 24,
@@ -89,6 +95,20 @@ PROPERTIES = {p.name if p.block == "gts" else f"csr.{p.name}": p for p in [
     Property("csr", "w1c", "bmc", 16, "intr fields: set by hardware, write 1 clears, set wins"),
     Property("csr", "read_only", "prove", 8,
              "const fields read their value, status fields the hardware's, whatever is written"),
+    Property("divider", "quotient_round", "prove", 8,
+             "round_half_up: min((a + b/2) // b, 2**q - 1), all ones for b = 0"),
+    Property("divider", "quotient_check", "prove", 8,
+             "check_cycle: min(a // b, 2**q - 1), the high part wider than the comparator"),
+    Property("divider", "quotient_steps", "prove", 8,
+             "variable_steps: min(a // b, 2**s - 1) for s = 1..q"),
+    Property("divider", "cycles", "prove", 8,
+             "busy from the cycle after start; result exactly q cycles after start"),
+    Property("divider", "cycles_check", "prove", 8,
+             "check_cycle: result 1 cycle after start if it saturates, else 1 + q"),
+    Property("divider", "cycles_steps", "prove", 8, "variable_steps: result s cycles after start"),
+    Property("divider", "abort", "prove", 2, "an abort while busy: idle next cycle, no result"),
+    Property("divider", "quotient_held", "bmc", 16,
+             "quotient holds the last result from the cycle after it until the next start"),
 ]}
 
 
@@ -113,6 +133,13 @@ def _inputs(dut):
     return {"__".join(str(p) for p in path): value
             for path, member, value in dut.signature.flatten(dut)
             if member.flow == wiring.In and not isinstance(Value.cast(value), Const)}
+
+
+def _past(m, value, name=None):
+    """A register holding ``value`` of the previous cycle."""
+    reg = Signal(len(Value.cast(value)), name=name)
+    m.d.sync += reg.eq(value)
+    return reg
 
 
 class _Ports:
@@ -309,14 +336,18 @@ def _harness_class():
     class Harness(wiring.Component):
         """The wrapper: the block, one free input per block input, the selected properties."""
 
-        def __init__(self, block, selected, dut, build):
+        def __init__(self, block, selected, dut, build, domains=None):
             self.block, self.selected, self.dut, self._build = block, selected, dut, build
+            self._domains = domains
             super().__init__({name: In(len(Value.cast(value)))
                               for name, value in _inputs(dut).items()})
 
         def elaborate(self, platform):
             m = Module()
-            m.submodules.dut = self.dut
+            # Every clock domain of the block renamed to `sync`: one clock (a crossing is argued,
+            # not proved, see the module docstring).
+            m.submodules.dut = (DomainRenamer(self._domains)(self.dut) if self._domains
+                                else self.dut)
             m.d.comb += Assume(~ResetSignal("sync"))
             free = {name: getattr(self, name) for name in _inputs(self.dut)}
             self._build(m, self.dut, free, self.selected)
@@ -324,8 +355,8 @@ def _harness_class():
     return Harness
 
 
-def _Harness(block, selected, dut, build):
-    return _harness_class()(block, selected, dut, build)
+def _Harness(block, selected, dut, build, domains=None):
+    return _harness_class()(block, selected, dut, build, domains)
 
 
 def _gts_dut(mutant=None):
@@ -446,8 +477,10 @@ def harness(block, selected=None, mutant=None):
     names = [p.name for p in PROPERTIES.values() if p.block == block]
     selected = list(names if selected is None else selected)
     unknown = sorted(set(selected) - set(names))
-    if block not in ("gts", "csr") or unknown:
+    if block not in BLOCKS or unknown:
         raise ValueError(f"unknown block or properties: {block!r} {unknown}")
+    if block not in ("gts", "csr"):
+        return _MORE[block](selected, mutant)
     if block == "gts":
         dut, expect, _ = _gts_dut(mutant)
         return _Harness(block, selected, dut, lambda m, d, f, s: _gts(m, d, f, s, expect))
@@ -472,6 +505,14 @@ MUTANTS = {
     "csr.reads_reset_until_written": "CTRL.enable resets to 0 (the map says 1)",
     "csr.w1c": "write data forced to 0 on its way into the CSR",
     "csr.read_only": "ID.magic built as a writable config field",
+    "divider.quotient_round": "built without round_half_up",
+    "divider.quotient_check": "dividend's top bit cleared on its way in",
+    "divider.quotient_steps": "dividend's bit 0 cleared on its way in",
+    "divider.cycles": "built with check_cycle (one cycle late)",
+    "divider.cycles_check": "built without check_cycle",
+    "divider.cycles_steps": "steps forced to quotient_bits on its way in",
+    "divider.abort": "abort never reaches the block",
+    "divider.quotient_held": "quotient reads 0 while idle",
 }
 
 
@@ -532,7 +573,7 @@ def prove(key, build_dir, *, mutant=False):
     design = harness(p.block, [p.name], mutant=p.name if mutant else None)
     folder = Path(build_dir) / p.block / (p.name + ("-mutant" if mutant else ""))
     if mutant:                         # a counterexample is all that is needed: BMC
-        return run_sby(design, folder, mode="bmc", depth=MUTANT_DEPTH)
+        return run_sby(design, folder, mode="bmc", depth=p.mutant_depth)
     return run_sby(design, folder, mode=p.method, depth=p.depth)
 
 
@@ -546,8 +587,8 @@ def check(keys=None, build_dir="build/formal", mutants=True):
 
 def main(argv=None):
     which = (argv or sys.argv[1:] or ["all"])[0]
-    if which not in ("all", "gts", "csr"):
-        raise SystemExit(f"formal: the block must be gts, csr or all, not {which!r}")
+    if which != "all" and which not in BLOCKS:
+        raise SystemExit(f"formal: the block must be {', '.join(BLOCKS)} or all, not {which!r}")
     keys = [k for k, p in PROPERTIES.items() if which in ("all", p.block)]
     print("| block | property | method | depth | result | s | mutant | mutant result | s |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -561,3 +602,140 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+# -- the divider, the queues, TVC -----------------------------------------------------------------
+
+#: Divider configurations proved (small widths; the datapath is width-generic): the rounding one
+#: of the batch mean, the check cycle of TVC and the entropy unit (with the ``big`` flag: a high
+#: part wider than the comparator), the variable step count of AAU.
+DIVIDER_CONFIGS = {
+    "round": dict(dividend_width=5, divisor_width=3, quotient_bits=4, round_half_up=True),
+    "check": dict(dividend_width=7, divisor_width=2, quotient_bits=3, check_cycle=True),
+    "steps": dict(dividend_width=5, divisor_width=3, quotient_bits=4, variable_steps=True),
+}
+
+#: Divider property -> its configuration.
+_DIVIDER_OF = {"quotient_round": "round", "cycles": "round", "abort": "round",
+               "quotient_held": "round", "quotient_check": "check", "cycles_check": "check",
+               "quotient_steps": "steps", "cycles_steps": "steps"}
+
+
+def _divider_dut(config, mutant=None):
+    """``(block, tamper)``: the divider of ``config`` or the broken copy for property ``mutant``."""
+    from ahasd.hw.divider import Divider
+    params = dict(DIVIDER_CONFIGS[config])
+    tamper = {}
+    if mutant == "quotient_round":
+        params["round_half_up"] = False                    # the rounding term left out
+    elif mutant == "cycles":
+        params["check_cycle"] = True                       # one cycle late
+    elif mutant == "cycles_check":
+        params["check_cycle"] = False                      # one cycle early, never at once
+    elif mutant == "quotient_check":
+        top = params["dividend_width"] - 1
+        tamper["dividend"] = lambda v: v & ~(1 << top)     # the dividend's top bit lost
+    elif mutant == "quotient_steps":
+        tamper["dividend"] = lambda v: v & ~1              # the dividend's bit 0 lost
+    elif mutant == "cycles_steps":
+        q = params["quotient_bits"]
+        tamper["steps"] = lambda v: Const(q, len(v))       # always the most steps
+    elif mutant == "abort":
+        tamper["abort"] = lambda v: Const(0, 1)            # abort never reaches the block
+    if mutant == "quotient_held":
+        return _subclass(Divider, _hold_broken)(**params), tamper
+    return Divider(**params), tamper
+
+
+def _hold_broken(m, d):
+    with m.If(~d.busy):
+        m.d.comb += d.quotient.eq(0)
+
+
+def _subclass(cls, mutation):
+    """``cls`` with ``mutation(m, self)`` added after its own statements (the last one wins)."""
+    class Mutant(cls):
+        def elaborate(self, platform):
+            m = super().elaborate(platform)
+            mutation(m, self)
+            return m
+    Mutant.__name__ = Mutant.__qualname__ = f"{cls.__name__}Mutant"
+    return Mutant
+
+
+def _divider(m, dut, free, selected, config, tamper):
+    """The divider properties; the expectations come from the operands sampled at ``start``."""
+    io = _Ports(m, dut, free, tamper)
+    started = _started(m)
+    p = DIVIDER_CONFIGS[config]
+    q = p["quotient_bits"]
+    start, abort = free["start"], free["abort"]
+    dividend, divisor = Signal(p["dividend_width"], name="m_dividend"), \
+        Signal(p["divisor_width"], name="m_divisor")
+    steps = Signal(range(q + 1), init=q, name="m_steps")
+    if p.get("variable_steps"):
+        # The steps input is 1..quotient_bits at a start (the block's contract).
+        m.d.comb += Assume(~start | ((free["steps"] >= 1) & (free["steps"] <= q)))
+    with m.If(start):
+        m.d.sync += [dividend.eq(free["dividend"]), divisor.eq(free["divisor"])]
+        if p.get("variable_steps"):
+            m.d.sync += steps.eq(free["steps"])
+    # The exact result: floor((dividend [+ divisor // 2]) / divisor), all ones above 2**steps - 1
+    # or for a zero divisor (computed by the solver, not by the block's long division).
+    top = Mux(steps == q, 2**q - 1, (Const(1, q + 1) << steps) - 1)
+    numer = dividend + (divisor >> 1) if p.get("round_half_up") else dividend + 0
+    exact = numer // divisor
+    saturates = (divisor == 0) | (exact > top)
+    expected = Mux(saturates, top, exact)[:q]
+
+    # The cycle model: busy from the cycle after start; the result in the division's last cycle,
+    # `steps` after start (1 + steps with the check cycle, 1 if it saturates there); a start wins
+    # over everything, an abort while busy ends the division with no result.
+    elapsed = Signal(range(q + 3), name="m_elapsed")
+    busy = Signal(name="m_busy")
+    if p.get("check_cycle"):
+        last = Mux(saturates, 1, 1 + steps)
+    else:
+        last = steps
+    due = busy & ~abort & (elapsed == last)
+    with m.If(start):
+        m.d.sync += [busy.eq(1), elapsed.eq(1)]
+    with m.Elif(busy & (abort | due)):
+        m.d.sync += busy.eq(0)
+    with m.Elif(busy):
+        m.d.sync += elapsed.eq(elapsed + 1)
+
+    last_result = Signal(q, name="m_last_result")
+    have_result = Signal(name="m_have_result")
+    with m.If(dut.result.valid):
+        m.d.sync += [last_result.eq(dut.result.payload), have_result.eq(1)]
+    with m.If(start):
+        m.d.sync += have_result.eq(0)
+    aborting = io.past(dut.busy & abort & ~start, "past_abort")
+
+    checks = {
+        "quotient_round": ~dut.result.valid | (dut.result.payload == expected),
+        "quotient_check": ~dut.result.valid | (dut.result.payload == expected),
+        "quotient_steps": ~dut.result.valid | (dut.result.payload == expected),
+        "cycles": (dut.busy == busy) & (dut.result.valid == due),
+        "cycles_check": (dut.busy == busy) & (dut.result.valid == due),
+        "cycles_steps": (dut.busy == busy) & (dut.result.valid == due),
+        "abort": ~started | ~aborting | (~dut.busy & ~dut.result.valid),
+        "quotient_held": ~have_result | dut.busy | (dut.quotient == last_result),
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _divider_harness(selected, mutant):
+    configs = {_DIVIDER_OF[name] for name in selected}
+    if len(configs) != 1:
+        raise ValueError(f"divider properties of different configurations: {sorted(selected)} "
+                         f"(one at a time: {_DIVIDER_OF})")
+    config = configs.pop()
+    dut, tamper = _divider_dut(config, mutant)
+    return _Harness("divider", selected, dut,
+                    lambda m, d, f, s: _divider(m, d, f, s, config, tamper))
+
+
+_MORE = {"divider": _divider_harness}
