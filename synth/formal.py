@@ -109,6 +109,15 @@ PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in 
     Property("divider", "abort", "prove", 2, "an abort while busy: idle next cycle, no result"),
     Property("divider", "quotient_held", "bmc", 16,
              "quotient holds the last result from the cycle after it until the next start"),
+    Property("queues", "preverify_fifo", "bmc", 12,
+             "the pre-verify queue: nothing lost, duplicated, reordered or corrupted"),
+    Property("queues", "feedback_fifo", "bmc", 14,
+             "the feedback queue (AsyncFIFO, one clock): the same FIFO contract"),
+    Property("queues", "draft_squash", "bmc", 16,
+             "the draft queue: an entry is delivered, in order, iff its tag is the current "
+             "epoch when it reaches the head, else discarded"),
+    Property("queues", "draft_epoch_lag", "bmc", 24,
+             "the w_squash pulses trail the accepted squashes by 0 or 1"),
 ]}
 
 
@@ -336,11 +345,13 @@ def _harness_class():
     class Harness(wiring.Component):
         """The wrapper: the block, one free input per block input, the selected properties."""
 
-        def __init__(self, block, selected, dut, build, domains=None):
+        def __init__(self, block, selected, dut, build, domains=None, extra=None):
             self.block, self.selected, self.dut, self._build = block, selected, dut, build
             self._domains = domains
-            super().__init__({name: In(len(Value.cast(value)))
-                              for name, value in _inputs(dut).items()})
+            self._extra = dict(extra or {})
+            super().__init__({**{name: In(len(Value.cast(value)))
+                                 for name, value in _inputs(dut).items()},
+                              **{name: In(width) for name, width in self._extra.items()}})
 
         def elaborate(self, platform):
             m = Module()
@@ -349,14 +360,14 @@ def _harness_class():
             m.submodules.dut = (DomainRenamer(self._domains)(self.dut) if self._domains
                                 else self.dut)
             m.d.comb += Assume(~ResetSignal("sync"))
-            free = {name: getattr(self, name) for name in _inputs(self.dut)}
+            free = {name: getattr(self, name) for name in [*_inputs(self.dut), *self._extra]}
             self._build(m, self.dut, free, self.selected)
             return m
     return Harness
 
 
-def _Harness(block, selected, dut, build, domains=None):
-    return _harness_class()(block, selected, dut, build, domains)
+def _Harness(block, selected, dut, build, domains=None, extra=None):
+    return _harness_class()(block, selected, dut, build, domains, extra)
 
 
 def _gts_dut(mutant=None):
@@ -513,6 +524,10 @@ MUTANTS = {
     "divider.cycles_steps": "steps forced to quotient_bits on its way in",
     "divider.abort": "abort never reaches the block",
     "divider.quotient_held": "quotient reads 0 while idle",
+    "queues.preverify_fifo": "a push into a full queue also pops its head",
+    "queues.feedback_fifo": "the FIFO pops on every other o_stream.ready only",
+    "queues.draft_squash": "w_squash never pulses",
+    "queues.draft_epoch_lag": "squash_ready always high",
 }
 
 
@@ -739,3 +754,145 @@ def _divider_harness(selected, mutant):
 
 
 _MORE = {"divider": _divider_harness}
+
+
+#: Queue depth proved (the FIFO logic is depth-generic: pointers one bit wider than the address).
+QUEUE_DEPTH = 4
+
+#: Queue property -> the queue it is about.
+_QUEUE_OF = {"preverify_fifo": "preverify", "feedback_fifo": "feedback",
+             "draft_squash": "draft", "draft_epoch_lag": "draft"}
+
+
+def _lose_on_full(m, q):
+    """Mutant: a push into a full queue also pops its head (an entry lost)."""
+    fifo = m.submodules.fifo
+    m.d.comb += fifo.r_en.eq(q.o_stream.ready | (q.i_stream.valid & ~q.i_stream.ready))
+
+
+def _pop_every_other(m, q):
+    """Mutant: the FIFO pops only every other cycle of ``o_stream.ready`` (entries repeat)."""
+    toggle = Signal(name="toggle")
+    m.d[q.r_domain] += toggle.eq(~toggle)
+    m.d.comb += m.submodules.fifo.r_en.eq(q.o_stream.ready & toggle)
+
+
+def _no_w_squash(m, q):
+    m.d.comb += q.w_squash.eq(0)
+
+
+def _always_squash_ready(m, q):
+    m.d.comb += q.squash_ready.eq(1)
+
+
+def _queue_dut(queue, mutant=None):
+    """``(block, domains)``: a queue at :data:`QUEUE_DEPTH` with its real descriptor layout (its
+    clock domains all renamed to ``sync``), or the broken copy for property ``mutant``."""
+    from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
+    from ahasd.hw.draft_queue import DraftQueue
+    from ahasd.hw.queues import DescriptorQueue
+    one_clock = {"pim": "sync", "npu": "sync"}
+    mutation = {"preverify_fifo": _lose_on_full, "feedback_fifo": _pop_every_other,
+                "draft_squash": _no_w_squash, "draft_epoch_lag": _always_squash_ready}.get(mutant)
+    if queue == "draft":
+        cls = DraftQueue
+        params = dict(depth=QUEUE_DEPTH, layout=DraftDescriptor)
+    elif queue == "feedback":
+        cls = DescriptorQueue
+        params = dict(layout=FeedbackDescriptor, depth=QUEUE_DEPTH, w_domain="npu",
+                      r_domain="pim")
+    else:
+        cls = DescriptorQueue
+        params = dict(layout=PreverifyDescriptor, depth=QUEUE_DEPTH)
+    if mutation is not None:
+        cls = _subclass(cls, mutation)
+    return cls(**params), one_clock
+
+
+def _queues(m, dut, free, selected, queue):
+    """The FIFO contract by a scoreboard of one symbolic watched entry, and the squash rule.
+
+    Every cycle's events are registered and scored in the next cycle, so that a discard of the
+    draft queue (seen as the step of its ``discarded`` counter) and a delivery are scored alike.
+    The wrapper counts the entries in the queue (pushes minus removals); at a push chosen by the
+    free input ``watch`` it records the entry's data and tag (the count of ``w_squash`` pulses,
+    including this cycle's) and how many entries are ahead of it. Each removal after that counts
+    down; the removal with none ahead must be the watched entry: delivered, with its data, if
+    its tag equals the count of accepted squashes at that time, discarded otherwise. A removal
+    from an empty queue, or a delivery and a discard in one cycle, also fail. As the data is
+    free and any push may be the watched one, this covers every entry: none lost, duplicated,
+    reordered, corrupted, delivered once stale or discarded while live."""
+    _Ports(m, dut, free)
+    started = _started(m)
+    watch = free["watch"]             # a free input of the wrapper alone: the solver's choice
+    push = dut.i_stream.valid & dut.i_stream.ready
+    deliver = dut.o_stream.valid & dut.o_stream.ready
+    width = len(dut.i_stream.payload.as_value())
+    count_bits = 4                    # squash counts mod 16: >= 48 cycles to wrap, > the depth
+    w_count = Signal(count_bits, name="m_w_count")
+    r_count = Signal(count_bits, name="m_r_count")
+    draft = queue == "draft"
+    if draft:
+        squash = dut.squash & dut.squash_ready
+        with m.If(dut.w_squash):
+            m.d.sync += w_count.eq(w_count + 1)
+        with m.If(squash):
+            m.d.sync += r_count.eq(r_count + 1)
+        tag_now = w_count + dut.w_squash
+    else:
+        tag_now = Const(0, count_bits)
+
+    # The previous cycle's events.
+    e_push = _past(m, push, "e_push")
+    e_data = _past(m, dut.i_stream.payload.as_value(), "e_data")
+    e_tag = _past(m, tag_now[:count_bits], "e_tag")
+    e_deliver = _past(m, deliver, "e_deliver")
+    e_out = _past(m, dut.o_stream.payload.as_value(), "e_out")
+    e_r_count = _past(m, r_count, "e_r_count")
+    if draft:
+        e_discard = started & (dut.discarded != _past(m, dut.discarded, "e_discarded"))
+    else:
+        e_discard = Const(0)
+    e_remove = e_deliver | e_discard
+
+    level = Signal(range(2 * QUEUE_DEPTH + 2), name="m_level")
+    ahead = Signal.like(level, name="m_ahead")
+    watching, done = Signal(name="m_watching"), Signal(name="m_done")
+    w_data, w_tag = Signal(width, name="m_w_data"), Signal(count_bits, name="m_w_tag")
+    m.d.sync += level.eq(level + e_push - e_remove)
+    arm = started & watch & e_push & ~watching & ~done
+    with m.If(arm):
+        m.d.sync += [watching.eq(1), ahead.eq(level - e_remove), w_data.eq(e_data),
+                     w_tag.eq(e_tag)]
+    scored = watching & e_remove & (ahead == 0)
+    with m.If(watching & e_remove):
+        with m.If(ahead == 0):
+            m.d.sync += [watching.eq(0), done.eq(1)]
+        with m.Else():
+            m.d.sync += ahead.eq(ahead - 1)
+    live = w_tag == e_r_count
+    right = Mux(live, e_deliver & (e_out == w_data), e_discard)
+    fifo_ok = ((~scored | right) & (~e_remove | (level != 0)) & ~(e_deliver & e_discard))
+    checks = {
+        "preverify_fifo": fifo_ok,
+        "feedback_fifo": fifo_ok,
+        "draft_squash": fifo_ok,
+        # Never more than one epoch behind: the pulses trail the accepted squashes by 0 or 1.
+        "draft_epoch_lag": (r_count - w_count)[:count_bits] <= 1,
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _queue_harness(selected, mutant):
+    queues = {_QUEUE_OF[name] for name in selected}
+    if len(queues) != 1:
+        raise ValueError(f"queue properties of different queues: {sorted(selected)}")
+    queue = queues.pop()
+    dut, domains = _queue_dut(queue, mutant)
+    return _Harness("queues", selected, dut,
+                    lambda m, d, f, s: _queues(m, d, f, s, queue), domains,
+                    extra={"watch": 1})
+
+
+_MORE["queues"] = _queue_harness
