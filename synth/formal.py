@@ -118,6 +118,12 @@ PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in 
              "epoch when it reaches the head, else discarded"),
     Property("queues", "draft_epoch_lag", "bmc", 24,
              "the w_squash pulses trail the accepted squashes by 0 or 1"),
+    Property("tvc", "decide_latency", "prove", 4,
+             "a result exactly 3 cycles after each accepted decide, none without, whatever "
+             "the records and presets do"),
+    Property("tvc", "records_applied", "bmc", 16,
+             "every accepted record is applied to its table, in order (a table model), "
+             "a preset in between or in its cycle winning"),
 ]}
 
 
@@ -528,6 +534,8 @@ MUTANTS = {
     "queues.feedback_fifo": "the FIFO pops on every other o_stream.ready only",
     "queues.draft_squash": "w_squash never pulses",
     "queues.draft_epoch_lag": "squash_ready always high",
+    "tvc.decide_latency": "a result is dropped while the divider works",
+    "tvc.records_applied": "a record of length 1 never starts the divider",
 }
 
 
@@ -896,3 +904,87 @@ def _queue_harness(selected, mutant):
 
 
 _MORE["queues"] = _queue_harness
+
+
+#: TVC parameters proved: 2-entry tables (a third record shows the eviction order), 9-bit
+#: ratios (the shortest divider: 9 steps, a record takes 11 cycles), small counts.
+TVC_PARAMS = dict(depth=2, ratio_bits=9, max_preverify_len=2, cycles_bits=1, length_bits=2,
+                  counter_bits=2)
+
+
+def _drop_results_while_busy(m, t):
+    """Mutant: a result falling in a cycle where the divider works is lost."""
+    with m.If(t.busy):
+        m.d.sync += t.result.valid.eq(0)
+
+
+def _lose_length_one(m, t):
+    """Mutant: a record of length 1 never starts the divider (it is lost)."""
+    with m.If(t.record.payload.length == 1):
+        m.d.comb += m.submodules.divider.start.eq(0)
+
+
+def _tvc_dut(mutant=None):
+    from ahasd.hw.tvc import TVC
+    mutation = {"decide_latency": _drop_results_while_busy,
+                "records_applied": _lose_length_one}.get(mutant)
+    return (_subclass(TVC, mutation) if mutation else TVC)(**TVC_PARAMS)
+
+
+def _tvc(m, dut, free, selected):
+    """TVC: the decision latency, and every accepted record applied in order (a table model)."""
+    from ahasd.hw.tvc import DECISION_LATENCY, Table
+    from ahasd.spec.tvc import FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
+    io = _Ports(m, dut, free)
+    started = _started(m)
+    p = TVCParams(**TVC_PARAMS)
+    accepted = dut.decide.valid & dut.decide.ready
+    for i in range(DECISION_LATENCY):
+        accepted = io.past(accepted, f"past_decide_{i + 1}")
+
+    # The table model: a preset (and the load in the first cycle after reset) fills a table;
+    # an accepted record of non-zero length and a valid table pushes its ratio at once,
+    # computed here from the spec: min(to_pim?(cycles) * 256 // length, 2**rb - 1), with the
+    # accept cycle's freq_ratio. A preset in the record's cycle comes after it (wins).
+    rec = dut.record.payload
+    take = dut.record.valid & dut.record.ready & (rec.length != 0) & \
+        (rec.table.as_value() != 3)
+    cycles = Mux(rec.table == Table.NVCT, (rec.cycles * free["freq_ratio"]) >> FREQ_FRAC_BITS,
+                 rec.cycles)
+    # The ratio is the solver's choice (the free input `ratio`), pinned by an assumption with
+    # products only (cheaper than a division per step): ratio * length <= numerator and either
+    # the next one is above it or ratio is the saturation value.
+    numerator = cycles << RATIO_FRAC_BITS
+    ratio = free["ratio"]
+    m.d.comb += Assume(~take | ((ratio * rec.length <= numerator) &
+                                ((ratio == p.ratio_max) |
+                                 ((ratio + 1) * rec.length > numerator))))
+    first = Signal(init=1, name="m_first")
+    m.d.sync += first.eq(0)
+    same = Const(1)
+    for index, name in enumerate(TABLES):
+        entries = [Signal(p.ratio_bits, name=f"m_{name}_{i}") for i in range(p.depth)]
+        with m.If(free["preset__load"][index] | first):
+            m.d.sync += [e.eq(free[f"preset__{name}"]) for e in entries]
+        with m.Elif(take & (rec.table.as_value() == index)):
+            m.d.sync += [entries[0].eq(ratio)]
+            m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
+        total = sum(entries[1:], entries[0])
+        same &= getattr(dut.average, name) == (total >> p.depth_log2)[:p.ratio_bits]
+    checks = {
+        # Exactly DECISION_LATENCY cycles after each accepted decide, none without (from
+        # reset: the past registers start at 0 as result.valid does).
+        "decide_latency": dut.result.valid == accepted,
+        "records_applied": ~started | dut.busy | same,
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _tvc_harness(selected, mutant):
+    from ahasd.spec.tvc import TVCParams
+    return _Harness("tvc", selected, _tvc_dut(mutant), _tvc,
+                    extra={"ratio": TVCParams(**TVC_PARAMS).ratio_bits})
+
+
+_MORE["tvc"] = _tvc_harness
