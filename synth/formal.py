@@ -31,7 +31,44 @@ Blocks and properties:
   1, the set winning, otherwise held), ``read_only`` (``const`` and ``status`` fields read their
   constant and the hardware's value, whatever was written).
 
-``python -m ahasd.synth.formal [gts|csr|all]`` prints a table of the results.
+* **Divider** (:mod:`ahasd.hw.divider`, three small configurations of
+  :data:`DIVIDER_CONFIGS`: rounding, check cycle with a high part wider than the comparator,
+  variable steps; the expectations are computed by the solver from the operands sampled at
+  ``start``, not by long division): ``quotient_round``, ``quotient_check``, ``quotient_steps``
+  (the result is exactly ``min(dividend [+ divisor // 2]) // divisor, 2**steps - 1)``, all ones
+  for a zero divisor), ``cycles``, ``cycles_check``, ``cycles_steps`` (``busy`` from the cycle
+  after ``start``, ``result`` exactly in the division's last cycle: ``steps``, or 1 and
+  ``1 + steps`` with the check cycle; a start while busy restarts, an abort ends with no
+  result), ``abort``, ``quotient_held``. k-induction at depth 8 (longer than a whole division,
+  so every result in the window has its start in it) closes all but ``quotient_held``.
+* **Queues** (:mod:`ahasd.hw.queues`, :mod:`ahasd.hw.draft_queue`, at :data:`QUEUE_DEPTH` with
+  the real descriptor layouts, every clock domain renamed to ``sync``): ``preverify_fifo``
+  (``SyncFIFOBuffered``), ``feedback_fifo`` (``AsyncFIFO``): nothing lost, duplicated,
+  reordered or corrupted, by a scoreboard of one symbolic watched entry (:func:`_queues`);
+  ``draft_squash``: the same scoreboard with the epoch rule of ``docs/queues-gts.md`` (an entry
+  is delivered iff its tag, the count of ``w_squash`` pulses up to its push, equals the count
+  of accepted squashes when it reaches the head, and discarded otherwise: the squash removes
+  exactly the entries pushed before the producer saw it, atomically); ``draft_epoch_lag``: the
+  ``w_squash`` pulses trail the accepted squashes by 0 or 1.
+  *The clock crossing is argued, not proved* (single-clock here): the two domains only meet in
+  ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop ``FFSynchronizer`` stages,
+  one bit changing per increment, so a sampled pointer is an old or the new value, never a
+  mix; the full/empty flags are computed against a late pointer, so they are only ever
+  pessimistic) and, for the epoch, the same pattern (a Gray-coded register through an
+  ``FFSynchronizer`` each way, one increment per round trip, see ``draft_epoch_lag``). With
+  one clock the synchronisers are plain delays, so the proofs cover every ordering of pushes,
+  pops and squashes with those delays; a slower or faster other side only adds or removes
+  cycles of delay, which the FIFO logic tolerates by the argument above.
+* **TVC** (:mod:`ahasd.hw.tvc`, :data:`TVC_PARAMS`): ``decide_latency`` (a result exactly
+  :data:`~ahasd.hw.tvc.DECISION_LATENCY` cycles after each accepted decide, none without,
+  whatever records and presets do; k-induction), ``records_applied`` (a model of the tables:
+  a preset fills its table, every accepted record with a non-zero length and a valid table
+  pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a preset in its cycle
+  after it; whenever TVC is not busy its averages equal the model's: no accepted record lost,
+  duplicated, reordered or wrongly computed, a preset in between winning).
+
+``python -m ahasd.synth.formal [gts|csr|divider|queues|tvc|all]`` prints a table of the
+results.
 """
 
 import dataclasses
@@ -47,8 +84,9 @@ from pathlib import Path
 from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
 from amaranth.hdl import Assert, Assume, DomainRenamer
 
-__all__ = ["Property", "FormalResult", "FormalError", "PROPERTIES", "MUTANTS", "MUTANT_DEPTH",
-           "harness", "run_sby", "prove", "check", "tools"]
+__all__ = ["Property", "FormalResult", "FormalError", "BLOCKS", "PROPERTIES", "MUTANTS",
+           "MUTANT_DEPTH", "DIVIDER_CONFIGS", "QUEUE_DEPTH", "TVC_PARAMS", "harness", "run_sby",
+           "prove", "check", "tools"]
 
 #: BMC depth at which every mutant must show a counterexample.
 MUTANT_DEPTH = 8
@@ -488,9 +526,10 @@ def _csr_dut(mutant=None):
 
 
 def harness(block, selected=None, mutant=None):
-    """The wrapper of ``block`` (``"gts"`` or ``"csr"``) checking the ``selected`` property
+    """The wrapper of ``block`` (one of :data:`BLOCKS`) checking the ``selected`` property
     names (default: all of the block's) on the real block or on ``mutant`` (a property name
-    of :data:`MUTANTS`: the broken copy that property must catch)."""
+    of :data:`MUTANTS`: the broken copy that property must catch). The divider's properties
+    are checked one configuration at a time, the queues' one queue at a time."""
     names = [p.name for p in PROPERTIES.values() if p.block == block]
     selected = list(names if selected is None else selected)
     unknown = sorted(set(selected) - set(names))
@@ -622,9 +661,6 @@ def main(argv=None):
               f"{real.seconds:.1f} | {MUTANTS[key]} | {broken.status} | {broken.seconds:.1f} |",
               flush=True)
 
-
-if __name__ == "__main__":
-    main()
 
 
 # -- the divider, the queues, TVC -----------------------------------------------------------------
@@ -988,3 +1024,7 @@ def _tvc_harness(selected, mutant):
 
 
 _MORE["tvc"] = _tvc_harness
+
+
+if __name__ == "__main__":
+    main()
