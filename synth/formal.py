@@ -181,9 +181,13 @@ def tools():
 
 
 def _inputs(dut):
-    """``{name: block input}`` of every input of ``dut`` (``name`` joins its path)."""
+    """``{name: block input}`` of every input of ``dut`` (``name`` is its Verilog port name,
+    :func:`ahasd.hw.axil.port_name`: the path joined with ``__``, AXI4-Lite signals
+    ``s_axil_awaddr``)."""
     from amaranth.lib import wiring
-    return {"__".join(str(p) for p in path): value
+
+    from ahasd.hw.axil import port_name
+    return {port_name(dut.signature, path): value
             for path, member, value in dut.signature.flatten(dut)
             if member.flow == wiring.In and not isinstance(Value.cast(value), Const)}
 
@@ -266,7 +270,7 @@ def _csr(m, dut, free, selected, regmap, tamper=None):
     io = _Ports(m, dut, free, tamper if isinstance(tamper, dict) else None)
     started = _started(m)
     # The bus as the master sees it: what it drives (the free inputs), what the slave answers.
-    ax = {name: free.get(f"{AXI_PREFIX}_{name}", getattr(dut, f"{AXI_PREFIX}_{name}"))
+    ax = {name: free.get(f"{AXI_PREFIX}_{name}", getattr(getattr(dut, AXI_PREFIX), name))
           for name in ("awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready",
                        "bresp", "bvalid", "bready", "araddr", "arvalid", "arready", "rdata",
                        "rresp", "rvalid", "rready")}
