@@ -14,8 +14,8 @@ Pipeline (one logit per cycle):
 After the element with ``last``: leading-one detection and the ``log2`` table for ``log2 S``, then
 a 22-cycle restoring division ``U / S`` (:class:`ahasd.hw.divider.Divider`; a quotient that
 saturates is found in its first cycle, and then no division runs), then
-``H = (log2 S + U/S) * ln 2`` on ``o_stream``. The input is held off (``ready`` low) from the ``last`` element until the result has been taken, about
-30 cycles per stream.
+``H = (log2 S + U/S) * ln 2`` on ``o_stream``. The input is held off (``ready`` low) from the
+``last`` element until the result has been taken, about 30 cycles per stream.
 """
 
 from amaranth.hdl import Module, Mux, Signal, signed, unsigned

@@ -2,7 +2,8 @@
 
 :class:`ahasd.hw.entropy.EntropyUnit` computes each token's entropy; this block sums them and, at
 the end of the batch, divides by the token count (16-cycle restoring divider,
-:class:`ahasd.hw.divider.Divider`, rounded half up), bit-exact with :func:`ahasd.sim.blocks.entropy.batch_mean_fx`.
+:class:`ahasd.hw.divider.Divider`, rounded half up), bit-exact with
+:func:`ahasd.sim.blocks.entropy.batch_mean_fx`.
 """
 
 from amaranth.hdl import Module, Signal, signed, unsigned

