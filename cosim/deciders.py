@@ -38,11 +38,11 @@ from dataclasses import asdict
 
 from ahasd.firmware import regs
 from ahasd.firmware.driver import BusError, ControllerDriver
-from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import entropy_to_fx
 from ahasd.sim.blocks.tvc import RATIO_FRAC_BITS, TABLES, to_pim
-from ahasd.spec.params import check_real
 from ahasd.sim.system.deciders import ScaledDeciders
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
+from ahasd.spec.params import check_real
 
 __all__ = ["RtlDeciders", "HarnessBus"]
 

@@ -50,7 +50,6 @@ class VerilatedEDC:
     def __init__(self, **params):
         from ahasd.hw.blocks import port_list, to_verilog
         from ahasd.hw.edc import EDC
-        from ahasd.cosim.harness import Harness
         dut = EDC(**params)
         inputs, outputs = port_list(dut)
         names = {name for name, _ in inputs + outputs}

@@ -23,11 +23,11 @@ from collections import deque
 
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import CSRModel
-from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.sim.blocks.edc import EDC, entropy_to_fx
 from ahasd.sim.blocks.gts import GTS, TaskKind
 from ahasd.sim.blocks.tvc import TVC
 from ahasd.sim.traces.decoding import batch_entropy
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 
 __all__ = ["scenario", "Golden", "PDCT", "PVCT"]
 

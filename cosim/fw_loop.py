@@ -13,8 +13,10 @@ import subprocess
 from dataclasses import dataclass, field
 from importlib import resources
 
-from ahasd.cosim.build import SOURCES as HARNESS_SOURCES, cached_build, port_table, verilate
-from ahasd.firmware.build import SOURCES as FIRMWARE_SOURCES, STRICT, source_dir
+from ahasd.cosim.build import SOURCES as HARNESS_SOURCES
+from ahasd.cosim.build import cached_build, port_table, verilate
+from ahasd.firmware.build import SOURCES as FIRMWARE_SOURCES
+from ahasd.firmware.build import STRICT, source_dir
 
 __all__ = ["LoopError", "LoopResult", "build", "run"]
 

@@ -14,11 +14,11 @@ Both expose the same methods with the same arguments (the async ones are awaited
 an error response by raising :class:`BusError`.
 """
 
-from ahasd.firmware import regs
-
 import functools
 import inspect
 from dataclasses import dataclass
+
+from ahasd.firmware import regs
 
 __all__ = ["BusError", "DriverError", "Read", "Write", "ModelBus", "AxiLiteMasterBus",
            "ControllerOps", "ControllerDriver", "AsyncControllerDriver", "OPERATIONS", "run_sync",

@@ -26,8 +26,7 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.spec.aau import (EXP2_Q16, GELU_C0, GELU_C1, LANES, LOG2E_Q15, TANH_LUT,
-                                  TANH_STEP_BITS, U_FRAC)
+from ahasd.spec.aau import EXP2_Q16, GELU_C0, GELU_C1, LANES, LOG2E_Q15, TANH_LUT, TANH_STEP_BITS, U_FRAC
 
 __all__ = ["LaneStep", "AAULane", "QUOT_BITS"]
 

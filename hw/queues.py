@@ -15,9 +15,9 @@ exactly the entries described in :mod:`ahasd.hw.draft_queue`. The golden model i
 """
 
 from amaranth import Module
+from amaranth.hdl import DomainRenamer
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import AsyncFIFO, SyncFIFOBuffered
-from amaranth.hdl import DomainRenamer
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 

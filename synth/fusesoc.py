@@ -23,8 +23,9 @@ CORE_FILE = "ahasd_blocks.core"
 def generated_parameters(name):
     """``{parameter: repr(default)}`` of block ``name``'s constructor (what ``ahasd verilog``
     generates with)."""
-    from ahasd.hw.blocks import BLOCKS
     import importlib
+
+    from ahasd.hw.blocks import BLOCKS
     module_name, _, class_name = BLOCKS[name].partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return {p.name: repr(p.default) for p in inspect.signature(cls.__init__).parameters.values()

@@ -77,7 +77,7 @@ def verilator_bin():
 
 def lint(verilog_path, top):
     """``verilator --lint-only -Wall`` with only :data:`LINT_WAIVERS`; raise on any warning."""
-    cmd = [verilator_bin(), "--lint-only", "-Wall", f"--top-module", top]
+    cmd = [verilator_bin(), "--lint-only", "-Wall", "--top-module", top]
     cmd += [f"-Wno-{name}" for name in LINT_WAIVERS]
     cmd.append(str(verilog_path))
     result = subprocess.run(cmd, env=tool_env(), capture_output=True, text=True)

@@ -15,22 +15,21 @@ cycle's push, which is the order of :class:`SquashQueueModel`.
 
 import collections
 
-from cocotb.triggers import ReadOnly, RisingEdge
-
 import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
 
 from ahasd.hw import descriptors as layouts
 from ahasd.hw.controller import DECISION, DRAFT_REQUEST
 from ahasd.hw.gts import Task, TaskKind
 from ahasd.hw.tvc import record_layout
-from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 from ahasd.sim.blocks.tvc import TVCParams
+from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.tb.axil import AxiLiteTB
 from ahasd.tb.cocotb_domains import Domain
 from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
 from ahasd.tb.generators import pauses
-from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
 
 __all__ = ["ControllerTB", "PIM_PERIOD_PS", "NPU_PERIOD_PS"]
 

@@ -123,7 +123,7 @@ def drive(ops, params=None, *, freq_ratio=DEFAULT_FREQ_RATIO, presets=None):
             inputs[f"{port}__payload"] = (
                 pack_record(p, item["table"], item["cycles"], item["length"]) if op == "record"
                 else pack_decide(p, item["kv_len"], item["now"], item["pending"]))
-            for _ in range(stall_limit):
+            for waited in range(stall_limit):  # noqa: B007 (read after the loop: cycles waited)
                 when = out.cycles
                 outputs = yield from cycle()
                 if outputs[f"{port}__ready"]:

@@ -20,8 +20,8 @@ SWEPT = {
 }
 
 DEFAULT_GRID = (
-    [{"block": "edc", "history_depth": d, "bucket_bits": b, "llr_bits": l}
-     for d in (4, 8, 16) for b, l in ((2, 2), (3, 3), (4, 3))]
+    [{"block": "edc", "history_depth": d, "bucket_bits": b, "llr_bits": llr}
+     for d in (4, 8, 16) for b, llr in ((2, 2), (3, 3), (4, 3))]
     + [{"block": "queues", "draft_depth": d, "feedback_depth": d // 2} for d in (16, 32, 64, 128)]
     + [{"block": "gemv", "burst_bytes": b} for b in (16, 32, 64)]
 )

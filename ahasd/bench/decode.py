@@ -24,9 +24,9 @@ MODES = {"sync": (1, None), "ahead": (4, None), "ahead+EDC": (4, "committed")}
 
 
 def _speed(pair, n_tokens):
+    from ahasd.sim.decoding.golden import PROMPTS
     from ahasd.sim.decoding.lookahead import decode
     from ahasd.sim.decoding.policies import FixedPolicy
-    from ahasd.sim.decoding.golden import PROMPTS
     prompt = pair.tokenizer.encode(PROMPTS[0])
     rng = np.random.default_rng(0)
     out = {}

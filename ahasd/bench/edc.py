@@ -1,8 +1,9 @@
 """``ahasd bench edc``: events per second of the golden EDC and of the Verilated RTL replay path.
 
-The workload is a fixed random event stream (realistic entropies as in docs/architecture.md 5, look-ahead runs); the RTL runs
-on the batched Verilator harness (:class:`ahasd.cosim.edc.VerilatedEDC`, the model built before the
-clock starts). The figures are measured wall-clock rates on this machine, printed, never asserted.
+The workload is a fixed random event stream (realistic entropies as in docs/architecture.md 5,
+look-ahead runs); the RTL runs on the batched Verilator harness
+(:class:`ahasd.cosim.edc.VerilatedEDC`, the model built before the clock starts). The figures
+are measured wall-clock rates on this machine, printed, never asserted.
 """
 
 import time

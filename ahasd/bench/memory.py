@@ -8,7 +8,6 @@ peaks need not coincide), which is what a memory limit has to hold.
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile

@@ -19,6 +19,7 @@ QUEUES = [("draft", "pim", "npu"), ("feedback", "npu", "pim"), ("preverify", "pi
 def queue_throughput(name, *, count, npu_ns, pim_ns):
     """Push ``count`` descriptors through queue ``name`` without stalls; return figures."""
     from amaranth.sim import Simulator
+
     from ahasd.hw.queues import Queues
 
     dut = Queues()
@@ -75,6 +76,7 @@ def queue_throughput(name, *, count, npu_ns, pim_ns):
 def squash_latency(*, npu_ns, pim_ns):
     """PIM cycles from an accepted squash to ``w_squash``; NPU cycles until ``squash_ready``."""
     from amaranth.sim import Simulator
+
     from ahasd.hw.draft_queue import DraftQueue
 
     dut = DraftQueue()
@@ -118,6 +120,7 @@ def gts_switch_latency():
     back at ``done`` with a change of mode), and the cycles a request offered in a switch cycle
     waits."""
     from amaranth.sim import Simulator
+
     from ahasd.hw.gts import GTS, TaskKind
 
     dut = GTS()

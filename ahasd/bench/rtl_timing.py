@@ -197,7 +197,7 @@ def toml_text(figures):
         "[aau]",
         f"lanes = {figures['lanes']}                     # hw/aau.py: one vector of lanes per "
         "request",
-        f"# Occupancy of one AAU by n elements (n / lanes back-to-back requests), fitted as",
+        "# Occupancy of one AAU by n elements (n / lanes back-to-back requests), fitted as",
         f"# cycles = base_cycles + cycles_per_elem * n over n = {sizes}.",
     ]
     for op, f in figures["aau"].items():

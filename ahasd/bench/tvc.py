@@ -27,9 +27,9 @@ def _spread(values):
 
 
 def bench(json_output=False, quick=False):
+    from ahasd.cosim.tvc import replay_rtl
     from ahasd.sim.blocks.tvc import TVC
     from ahasd.sim.traces.tvc import apply, realistic_trace
-    from ahasd.cosim.tvc import replay_rtl
 
     decisions = 500 if quick else 5_000
     ops = realistic_trace(decisions, seed=2024)

@@ -29,8 +29,8 @@ def register(sub):
     c.add_argument("root", nargs="?", default=None, type=Path, metavar="ROOT",
                    help="the checkout to check (default: the checkout the current folder is in)")
     c.set_defaults(func=run_check)
-    l = verbs.add_parser("list", help="print the register map")
-    l.set_defaults(func=run_list)
+    listing = verbs.add_parser("list", help="print the register map")
+    listing.set_defaults(func=run_list)
 
 
 def run_generate(args):

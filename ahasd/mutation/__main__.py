@@ -15,7 +15,7 @@ from pathlib import Path
 from ahasd.mutation.catalogue import DEFAULT_PATH, load, to_toml
 from ahasd.mutation.draw import draw
 from ahasd.mutation.runner import report, run_campaign
-from ahasd.mutation.tree import check_imports, make_tree, package_dirs
+from ahasd.mutation.tree import check_imports, make_tree
 
 
 def _repo(start):

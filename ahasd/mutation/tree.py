@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 __all__ = ["package_dirs", "make_tree", "copy_path", "module_name", "test_env",

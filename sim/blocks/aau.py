@@ -21,10 +21,26 @@ import math
 
 import numpy as np
 
-from ahasd.spec.aau import (EPS_MAX, EPS_MIN, EXP2_Q16, GELU_BOUND, GELU_C0, GELU_C1, LANES,
-                            LAYERNORM_BOUND, LN_RECIP_SHIFT, LN_SQRT_SHIFT, LOG2E_Q15,
-                            SOFTMAX_BOUND, SOFTMAX_RECIP_SHIFT, TANH_LUT, TANH_STEP_BITS, U_FRAC,
-                            check_eps, eps_fx)
+from ahasd.spec.aau import (
+    EPS_MAX,
+    EPS_MIN,
+    EXP2_Q16,
+    GELU_BOUND,
+    GELU_C0,
+    GELU_C1,
+    LANES,
+    LAYERNORM_BOUND,
+    LN_RECIP_SHIFT,
+    LN_SQRT_SHIFT,
+    LOG2E_Q15,
+    SOFTMAX_BOUND,
+    SOFTMAX_RECIP_SHIFT,
+    TANH_LUT,
+    TANH_STEP_BITS,
+    U_FRAC,
+    check_eps,
+    eps_fx,
+)
 from ahasd.spec.params import check_ints
 
 __all__ = ["LANES", "softmax_fx", "gelu_fx", "layernorm_fx", "softmax_float", "gelu_float",

@@ -40,8 +40,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ahasd.spec.edc import (ENTROPY_BITS, ENTROPY_FRAC_BITS, ENTROPY_MAX, VARIANTS, EDCParams,
-                            bucket_thresholds, entropy_to_fx)
+from ahasd.spec.edc import (
+    ENTROPY_BITS,
+    ENTROPY_FRAC_BITS,
+    ENTROPY_MAX,
+    VARIANTS,
+    EDCParams,
+    bucket_thresholds,
+    entropy_to_fx,
+)
 from ahasd.spec.params import check_bool, check_choice, check_int, check_real
 
 __all__ = ["VARIANTS", "ENTROPY_FRAC_BITS", "ENTROPY_BITS", "Decision", "EDCParams", "EDC",

@@ -27,8 +27,20 @@ error terms are the 2**-9 rounding of y per logit (<= 1.4e-3 nats in each log-pr
 
 import numpy as np
 
-from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
-                                OUTPUT, P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
+from ahasd.spec.entropy import (
+    EXP2_LUT,
+    LN2_Q16,
+    LOG2_LUT,
+    LOG2E_Q15,
+    LOG_INDEX,
+    LOG_INTERP,
+    OUTPUT,
+    P_FRAC,
+    Q_BITS,
+    Q_FRAC,
+    Y_FRAC,
+    EntropyConfig,
+)
 from ahasd.spec.params import check_instance, check_ints, check_real
 
 __all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",

@@ -38,8 +38,7 @@ Ordering (what the RTL's ports implement): a ``config`` applies to every transac
 from dataclasses import dataclass
 
 from ahasd.spec.params import check_choice, check_instance, check_int
-from ahasd.spec.tvc import (DEFAULT_FREQ_RATIO, FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES,
-                            TVCParams, to_pim)
+from ahasd.spec.tvc import DEFAULT_FREQ_RATIO, FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams, to_pim
 
 __all__ = ["TABLES", "FREQ_FRAC_BITS", "FREQ_BITS", "RATIO_FRAC_BITS", "DEFAULT_FREQ_RATIO",
            "TVCParams", "Decision", "TVC", "to_pim"]

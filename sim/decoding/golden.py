@@ -8,10 +8,9 @@ seen) on :data:`CALIBRATION_PROMPTS` with a seed derived from, but different fro
 
 import numpy as np
 
-from ahasd.spec.params import check_choice
-
 from ahasd.sim.decoding.lookahead import decode
 from ahasd.sim.decoding.policies import AcceptancePredictor, FixedPolicy, make_policy
+from ahasd.spec.params import check_choice
 
 __all__ = ["PROMPTS", "CALIBRATION_PROMPTS", "load_models", "build_policy", "make_edc"]
 

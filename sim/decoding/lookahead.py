@@ -44,9 +44,8 @@ import numpy as np
 from ahasd.sim.decoding.ngram import entropy_nats
 from ahasd.sim.decoding.policies import DraftPolicy, DraftStep
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
-from ahasd.spec.params import (check_bool, check_callable, check_instance, check_int,
-                              check_positive, check_real)
 from ahasd.sim.traces.decoding import MAX_UNVERIFIED, batch_entropy, header
+from ahasd.spec.params import check_bool, check_callable, check_instance, check_int, check_positive, check_real
 
 __all__ = ["DecodeResult", "Verdict", "decode", "settle"]
 

@@ -24,8 +24,16 @@ import math
 
 import numpy as np
 
-from .verify import (PendingState, check_parents, check_path, deferred_commit, factor_commit,
-                     factor_verify, replay_commit, replay_verify)
+from .verify import (
+    PendingState,
+    check_parents,
+    check_path,
+    deferred_commit,
+    factor_commit,
+    factor_verify,
+    replay_commit,
+    replay_verify,
+)
 
 __all__ = ["Case", "parse_case", "read_case", "run_case", "format_result", "CASE_MODES"]
 

@@ -22,8 +22,15 @@ import numpy as np
 from ahasd.spec.params import check_choice, check_int
 
 from .recurrence import gdn_step
-from .verify import (PendingState, check_path, deferred_commit, factor_commit, factor_verify,
-                     replay_commit, replay_verify)
+from .verify import (
+    PendingState,
+    check_path,
+    deferred_commit,
+    factor_commit,
+    factor_verify,
+    replay_commit,
+    replay_verify,
+)
 
 __all__ = ["GDNConfig", "GDNModel", "DecodeState", "MODES"]
 

@@ -159,7 +159,8 @@ def run_cells(cells, *, jobs=1, scheduler=None, progress=None, evaluate=DEFAULT_
                     progress()
         return out
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed as done
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import as_completed as done
     if evaluate == DEFAULT_EVALUATOR:
         _warm(cells)    # the forked workers inherit what this process loaded
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
-from ahasd.spec.params import check_choice, check_positive
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
 from ahasd.sim.system.sources import Source
 from ahasd.sim.system.systems import Timing, make_spec, placement
+from ahasd.spec.params import check_choice, check_positive
 
 if TYPE_CHECKING:
     from ahasd.sim.decoding.policies import AcceptancePredictor

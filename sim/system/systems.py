@@ -25,9 +25,9 @@ bandwidth and energy from the configuration).
 
 from dataclasses import dataclass
 
-from ahasd.spec.params import check_choice
 from ahasd.sim.system.hardware import build_devices
 from ahasd.sim.system.workload import head_work, layer_work
+from ahasd.spec.params import check_choice
 
 __all__ = ["system_names", "ablation_names", "SystemSpec", "SYSTEMS", "ABLATIONS", "make_spec", "Timing", "placement",
            "CapacityError"]

@@ -16,8 +16,7 @@ grow with the length of the trace.
 """
 
 from ahasd.sim.traces.errors import TraceError
-from ahasd.sim.traces.lines import (check_bool, check_real, json_lines, names, open_binary,
-                                    show)
+from ahasd.sim.traces.lines import check_bool, check_real, json_lines, names, open_binary, show
 
 __all__ = ["TraceError", "iter_events", "parse_events", "read_events", "event_of"]
 

@@ -23,11 +23,10 @@ sweeping each verification).
 
 import random
 
-from ahasd.sim.blocks.tvc import (DEFAULT_FREQ_RATIO, FREQ_BITS, RATIO_FRAC_BITS, TABLES,
-                                  TVCParams)
+from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 from ahasd.sim.traces.errors import TraceError
-from ahasd.sim.traces.lines import (check_int, dumps as _dumps, json_lines, names, open_binary,
-                                    show)
+from ahasd.sim.traces.lines import check_int, json_lines, names, open_binary, show
+from ahasd.sim.traces.lines import dumps as _dumps
 
 __all__ = ["OPS", "TraceError", "iter_trace", "parse_trace", "read_trace", "apply", "dump",
            "random_trace", "realistic_trace", "boundary_trace"]

@@ -50,6 +50,7 @@ def traces(tmp_path_factory):
 
 def test_local_processes_and_dask_agree(tmp_path, traces):
     import distributed
+
     from ahasd.sim.blocks.edc import EDC, score_events
     kw = {"traces": traces, "build_dir": tmp_path / "build", "plots": False}
     rows = run_area_sweep(TINY, tmp_path / "local", jobs=2, **kw)

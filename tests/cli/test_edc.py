@@ -6,7 +6,6 @@ import random
 import pytest
 
 from ahasd.cli import main
-
 from ahasd.sim.traces.edc_events import random_cycles, run_lengths_cycles
 
 

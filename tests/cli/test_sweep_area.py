@@ -8,7 +8,6 @@ import pytest
 from ahasd.bench.area_sweep import file_trace, record_traces
 from ahasd.cli import main
 
-
 #: The work of a sweep: recording golden traces, synthesising the points, simulating.
 SWEEP_WORK = ("ahasd.bench.area_sweep.record_traces", "ahasd.bench.area_sweep.run_area_sweep",
               "ahasd.sim.system.sweep.run_sweep")

@@ -6,12 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ahasd.cli import main
 from ahasd.synth.fusesoc import CORE_FILE, CORE_NAME
 from ahasd.synth.verilator import tool_env
-
 
 
 def run_fusesoc(cores, *args):

@@ -9,11 +9,12 @@ import random
 import pytest
 
 from ahasd.cosim.controller import VerilatedController
-from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
-from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
-from ahasd.sim.blocks.edc import EDC as GoldenEDC, entropy_to_fx
+from ahasd.sim.blocks.csr import OKAY, SLVERR, CSRModel
+from ahasd.sim.blocks.edc import EDC as GoldenEDC
+from ahasd.sim.blocks.edc import entropy_to_fx
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
 from ahasd.sim.blocks.tvc import TVC as GoldenTVC
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor
 
 # Small queues, so that full queues, push-back and threshold crossings happen often.
 DEPTHS = {"draft_depth": 8, "feedback_depth": 4, "preverify_depth": 4}

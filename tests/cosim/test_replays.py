@@ -15,7 +15,8 @@ from ahasd.cosim.tvc import iter_replay_rtl, replay_rtl
 from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.hw.tvc import TVC
 from ahasd.sim.blocks.edc import EDC, entropy_to_fx, score_events
-from ahasd.sim.blocks.tvc import TVC as GoldenTVC, TVCParams
+from ahasd.sim.blocks.tvc import TVC as GoldenTVC
+from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.sim.traces.tvc import apply, boundary_trace, random_trace, realistic_trace
 from ahasd.tb.tvc_driver import drive
 

@@ -8,9 +8,19 @@ import asyncio
 import pytest
 
 from ahasd.firmware import driver as drv_mod
-from ahasd.firmware.driver import (EDC_MODES, GTS_STATES, OPERATIONS, AsyncControllerDriver,
-                                   BusError, ControllerDriver, DriverError, ModelBus, Read, Write,
-                                   run_sync)
+from ahasd.firmware.driver import (
+    EDC_MODES,
+    GTS_STATES,
+    OPERATIONS,
+    AsyncControllerDriver,
+    BusError,
+    ControllerDriver,
+    DriverError,
+    ModelBus,
+    Read,
+    Write,
+    run_sync,
+)
 from ahasd.hw import controller
 from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import CSRModel

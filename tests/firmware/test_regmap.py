@@ -1,12 +1,11 @@
 """The register map (hw/regs.rdl): compilation, field kinds, and freshness of generated files."""
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from ahasd.hw.regmap import load
 from ahasd.firmware.regmap_export import OUTPUTS, generate, stale_files
+from ahasd.hw.regmap import load
 
 ROOT = Path(__file__).resolve().parents[2]
 

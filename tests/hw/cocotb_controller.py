@@ -17,11 +17,12 @@ from cocotb.utils import get_sim_time
 
 from ahasd.firmware.driver import EDC_MODES, INTERRUPTS
 from ahasd.hw.regmap import counter_fields
-from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
-from ahasd.spec.descriptors import FeedbackDescriptor
+from ahasd.sim.blocks.csr import OKAY, SLVERR, CSRModel
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.sim.blocks.tvc import TVC as GoldenTVC
-from ahasd.tb.controller_bench import PIM_PERIOD_PS, ControllerTB as TB
+from ahasd.spec.descriptors import FeedbackDescriptor
+from ahasd.tb.controller_bench import PIM_PERIOD_PS
+from ahasd.tb.controller_bench import ControllerTB as TB
 
 
 def status_values(tb):

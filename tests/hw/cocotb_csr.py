@@ -7,7 +7,7 @@ hw/regs.rdl (ahasd.hw.regmap.load), the same source the RTL decoder was generate
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from ahasd.sim.blocks.csr import CSRModel, OKAY, SLVERR
+from ahasd.sim.blocks.csr import OKAY, SLVERR, CSRModel
 from ahasd.tb.axil import AxiLiteTB
 
 #: A transaction that takes longer than this has hung the bus.

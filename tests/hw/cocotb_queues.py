@@ -21,8 +21,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, Timer
 
 from ahasd.hw import descriptors as layouts
-from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.sim.blocks.queues import QueueModel, SquashQueueModel
+from ahasd.spec.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.tb.cocotb_run import params
 from ahasd.tb.cocotb_streams import Step, StreamSink, StreamSource, run_in_order
 from ahasd.tb.generators import pauses

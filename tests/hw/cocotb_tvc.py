@@ -26,9 +26,8 @@ from amaranth import unsigned
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from ahasd.hw.tvc import DECISION_LATENCY, decide_layout, record_layout, result_layout
-from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision
+from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TABLES, Decision, TVCParams
 from ahasd.sim.blocks.tvc import TVC as GoldenTVC
-from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.sim.traces.tvc import boundary_trace, random_trace, realistic_trace
 from ahasd.tb.cocotb_domains import Domain, reset, start_clocks
 from ahasd.tb.cocotb_run import params

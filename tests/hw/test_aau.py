@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from ahasd.hw.aau import AAU, AAUOp
+from ahasd.sim.blocks.aau import gelu_fx, layernorm_fx, softmax_fx
 from ahasd.tb.amaranth_sim import StreamSink, StreamSource, simulate
 from ahasd.tb.generators import pauses
-from ahasd.sim.blocks.aau import gelu_fx, layernorm_fx, softmax_fx
 
 GOLDEN = {AAUOp.SOFTMAX: softmax_fx, AAUOp.GELU: gelu_fx, AAUOp.LAYERNORM: layernorm_fx}
 

@@ -9,8 +9,7 @@ import pytest
 
 from ahasd.hw.controller import EDC_MODES
 from ahasd.hw.regmap import load
-from ahasd.tb.controller_steps import (DEPTHS, INSERT_INPUTS, QUEUES, pop, push, queue_setup,
-                                       run, start_blocking_task)
+from ahasd.tb.controller_steps import DEPTHS, INSERT_INPUTS, QUEUES, pop, push, queue_setup, run, start_blocking_task
 
 RM = load()
 

@@ -16,8 +16,7 @@ from ahasd.hw.regmap import load
 from ahasd.sim.blocks.csr import OKAY
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.tb.controller_sim import ControllerSim
-from ahasd.tb.controller_steps import (DEPTHS, INSERT_INPUTS, QUEUES, golden_tvc, push, run,
-                                       trigger, untrigger)
+from ahasd.tb.controller_steps import DEPTHS, INSERT_INPUTS, QUEUES, golden_tvc, run, trigger, untrigger
 
 RM = load()
 FIELDS = [(r, f) for r in RM.registers for f in r.fields]

@@ -4,9 +4,9 @@ import random
 
 import pytest
 from amaranth import ClockDomain, Module
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.counters import EventCounter
+from ahasd.tb.amaranth_sim import simulate
 
 
 def _design(crossing):

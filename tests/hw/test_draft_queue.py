@@ -9,8 +9,8 @@ from amaranth.hdl import Fragment
 
 from ahasd.hw.descriptors import DraftDescriptor as DraftLayout
 from ahasd.hw.draft_queue import DraftQueue, epoch_bits_for
-from ahasd.spec.descriptors import DraftDescriptor
 from ahasd.sim.blocks.queues import SquashQueueModel
+from ahasd.spec.descriptors import DraftDescriptor
 from ahasd.tb.amaranth_sim import fields_of, simulate, to_payload
 
 NS = 1e-9

@@ -3,13 +3,12 @@
 import random
 
 import pytest
-from ahasd.tb import amaranth_sim
 
 from ahasd.hw.edc import EDC
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.sim.blocks.edc import entropy_to_fx
-
 from ahasd.sim.traces.edc_events import random_cycles, run_lengths_cycles
+from ahasd.tb import amaranth_sim
 
 PARAM_SETS = [
     {},

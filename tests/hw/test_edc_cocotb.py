@@ -4,7 +4,6 @@ traces with long accept and reject runs, for three parameter sets."""
 import pytest
 
 from ahasd.hw.edc import EDC
-
 from ahasd.tb.cocotb_run import run_cocotb
 
 PARAM_SETS = {

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from ahasd.hw.entropy import EntropyUnit
+from ahasd.sim.blocks.entropy import EntropyConfig, entropy_fx
 from ahasd.tb.amaranth_sim import StreamSink, StreamSource, simulate
 from ahasd.tb.generators import pauses
-from ahasd.sim.blocks.entropy import EntropyConfig, entropy_fx
 
 
 def run_streams(dut, streams, *, seed=None):

@@ -4,7 +4,6 @@
 import pytest
 
 from ahasd.hw.entropy import EntropyUnit
-
 from ahasd.tb.cocotb_run import run_cocotb
 
 

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.entropy_mean import BatchEntropy
 from ahasd.sim.blocks.entropy import batch_mean_fx, entropy_fx
+from ahasd.tb.amaranth_sim import simulate
 
 
 def run(dut, batches):

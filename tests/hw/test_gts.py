@@ -3,14 +3,13 @@ parameter set, the Verilated block for a long one. The stimulus (``ahasd.sim.tra
 requests held until accepted, random ``done`` and occasional mask writes."""
 
 import pytest
-from ahasd.tb.amaranth_sim import simulate
 
+from ahasd.cosim.model import VerilatedModel
 from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.hw.gts import GTS, GTSState, Task, TaskKind, cfg_layout
 from ahasd.sim.blocks import gts as golden
-from ahasd.cosim.model import VerilatedModel
-
 from ahasd.sim.traces.gts_events import gts_stimulus
+from ahasd.tb.amaranth_sim import simulate
 
 PARAM_SETS = {
     "default": {},

@@ -7,12 +7,12 @@ the batch means must be within the entropy unit's 0.02-nat bound of the float me
 import numpy as np
 from amaranth.hdl import Module
 from amaranth.lib import wiring
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.edc import EDC
 from ahasd.hw.entropy_mean import BatchEntropy
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
 from ahasd.sim.blocks.entropy import batch_mean_fx, entropy_float, entropy_fx
+from ahasd.tb.amaranth_sim import simulate
 
 
 class DraftPath(wiring.Component):

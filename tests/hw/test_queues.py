@@ -7,10 +7,10 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from ahasd.hw.queues import DescriptorQueue, Queues
 from ahasd.hw.descriptors import FeedbackDescriptor as FeedbackLayout
-from ahasd.spec.descriptors import FeedbackDescriptor, PreverifyDescriptor
+from ahasd.hw.queues import DescriptorQueue, Queues
 from ahasd.sim.blocks.queues import QueueModel
+from ahasd.spec.descriptors import FeedbackDescriptor, PreverifyDescriptor
 from ahasd.tb.amaranth_sim import StreamSink, StreamSource, fields_of, simulate
 from ahasd.tb.generators import pauses
 

@@ -11,7 +11,6 @@ import pytest
 
 from ahasd.hw.queues import Queues
 from ahasd.spec.clocks import NPU_PERIOD_PS, PIM_PERIOD_PS
-
 from ahasd.tb.cocotb_run import run_cocotb
 
 #: (NPU period, PIM period) in ps.

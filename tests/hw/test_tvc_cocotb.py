@@ -5,7 +5,6 @@ valid gaps and back-to-back streams), for three parameter sets."""
 import pytest
 
 from ahasd.hw.tvc import TVC
-
 from ahasd.tb.cocotb_run import run_cocotb
 
 # name -> (hardware parameters, decisions in the default run). Runs go in steps of 6000 (three

@@ -12,8 +12,6 @@ import pytest
 from ahasd.hw.regmap import load as load_regmap
 from ahasd.sim.blocks import aau, entropy
 from ahasd.sim.blocks.csr import CSRModel
-from ahasd.spec.descriptors import DraftDescriptor
-from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.blocks.edc import EDC, EDCParams, entropy_to_fx
 from ahasd.sim.blocks.gemv import gemv
 from ahasd.sim.blocks.gts import GTS, TaskKind
@@ -24,8 +22,9 @@ from ahasd.sim.decoding.golden import load_models
 from ahasd.sim.decoding.ngram import NGramModel
 from ahasd.sim.decoding.speculative import verify_draft, verify_draft_greedy
 from ahasd.sim.decoding.tokenizer import Tokenizer
-from ahasd.spec.params import (ParameterTypeError, check_choice, check_int, check_ints,
-                              check_real)
+from ahasd.spec.descriptors import DraftDescriptor
+from ahasd.spec.dram import DRAMConfig
+from ahasd.spec.params import ParameterTypeError, check_choice, check_int, check_ints, check_real
 
 T, V = ParameterTypeError, ValueError      # a wrong type; a wrong value
 LANES = [0] * aau.LANES

@@ -2,7 +2,7 @@
 memories as SRAM macros (ROMs as logic), the 28 nm area model, bad input."""
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 

@@ -2,12 +2,12 @@
 model (ahasd.cosim.model) on the harness."""
 
 import pytest
-from amaranth import Module, Signal
+from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.cosim.model import VerilatedModel
+from ahasd.hw.blocks import port_list, to_verilog
 from ahasd.synth.verilator import LINT_WAIVERS, VerilatorError, lint
 
 

@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from ahasd.sim.blocks.edc import (EDC, Decision, EDCParams, bucket_of, bucket_thresholds, entropy_to_fx,
-                           score_events)
+from ahasd.sim.blocks.edc import EDC, Decision, bucket_of, bucket_thresholds, entropy_to_fx, score_events
 
 
 def test_entropy_fixed_point_conversion():

@@ -5,8 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, TVC, Decision, TVCParams, to_pim
-from ahasd.sim.traces.tvc import (TraceError, apply, boundary_trace, dump, parse_trace,
-                                 random_trace, realistic_trace)
+from ahasd.sim.traces.tvc import TraceError, apply, boundary_trace, dump, parse_trace, random_trace, realistic_trace
 
 
 def test_defaults():

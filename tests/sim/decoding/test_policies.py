@@ -5,8 +5,16 @@ import math
 import numpy as np
 import pytest
 
-from ahasd.sim.decoding.policies import (AcceptancePredictor, AdaEDLPolicy, BanditSpecPolicy, DraftStep,
-                                FixedPolicy, SpecDecPPPolicy, SVIPPolicy, make_policy)
+from ahasd.sim.decoding.policies import (
+    AcceptancePredictor,
+    AdaEDLPolicy,
+    BanditSpecPolicy,
+    DraftStep,
+    FixedPolicy,
+    SpecDecPPPolicy,
+    SVIPPolicy,
+    make_policy,
+)
 
 
 def step(entropy=1.0, q=0.5, position=1):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ahasd.tb.stats import chi_square, chi_square_critical
 from ahasd.sim.decoding.speculative import accept_prob, residual, verify_draft, verify_draft_greedy
+from ahasd.tb.stats import chi_square, chi_square_critical
 
 
 def test_greedy_accepts_the_argmax_prefix():

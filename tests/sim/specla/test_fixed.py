@@ -3,8 +3,17 @@
 import numpy as np
 import pytest
 
-from ahasd.sim.specla.fixed import (K_FRAC, S_FRAC, U_FRAC, W_FRAC, commit_fixed, error_bound,
-                                    quantise, state_from_bursts, state_layout)
+from ahasd.sim.specla.fixed import (
+    K_FRAC,
+    S_FRAC,
+    U_FRAC,
+    W_FRAC,
+    commit_fixed,
+    error_bound,
+    quantise,
+    state_from_bursts,
+    state_layout,
+)
 from ahasd.sim.specla.verify import factor_commit, factor_verify
 
 

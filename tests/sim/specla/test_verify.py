@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 
 from ahasd.sim.specla.recurrence import gdn_sequence, gdn_step
-from ahasd.sim.specla.verify import (PendingState, check_parents, check_path, deferred_commit,
-                                     factor_commit, factor_verify, replay_commit, replay_verify)
+from ahasd.sim.specla.verify import (
+    PendingState,
+    check_parents,
+    check_path,
+    deferred_commit,
+    factor_commit,
+    factor_verify,
+    replay_commit,
+    replay_verify,
+)
 
 TOL = 1e-12
 

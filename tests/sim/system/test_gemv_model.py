@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.system.config import load_config
 from ahasd.sim.system.hardware import gemv_slice_cycles
+from ahasd.spec.dram import DRAMConfig
 
 
 @pytest.mark.cocotb

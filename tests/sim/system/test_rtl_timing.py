@@ -9,8 +9,16 @@ from importlib import resources
 
 import pytest
 
-from ahasd.bench.rtl_timing import (AAU_OPS, AAU_SIZES, aau_cycles, edc_latency, fit_line,
-                                    gts_switch_cycles, toml_text, tvc_latency)
+from ahasd.bench.rtl_timing import (
+    AAU_OPS,
+    AAU_SIZES,
+    aau_cycles,
+    edc_latency,
+    fit_line,
+    gts_switch_cycles,
+    toml_text,
+    tvc_latency,
+)
 from ahasd.sim.system.config import ConfigError, load_config
 from ahasd.sim.system.hardware import AauTiming, build_devices
 from ahasd.sim.system.workload import Work

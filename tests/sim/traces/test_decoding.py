@@ -9,8 +9,7 @@ from ahasd.sim.blocks.edc import EDC
 from ahasd.sim.decoding.lookahead import decode
 from ahasd.sim.decoding.ngram import load_pair
 from ahasd.sim.decoding.policies import SVIPPolicy
-from ahasd.sim.traces.decoding import (TraceError, edc_events, read, stats, validate, verified_batches,
-                             write)
+from ahasd.sim.traces.decoding import TraceError, edc_events, read, stats, validate, verified_batches, write
 
 
 @pytest.fixture(scope="module")

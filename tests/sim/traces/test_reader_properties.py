@@ -5,14 +5,15 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ahasd.sim.blocks.tvc import TVCParams
 from ahasd.sim.traces import decoding
 from ahasd.sim.traces.edc import iter_events
-from ahasd.tb.trace_examples import tiny_trace
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.tvc import dump, iter_trace, realistic_trace
+from ahasd.tb.trace_examples import tiny_trace
 
 SETTINGS = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
