@@ -26,7 +26,7 @@ from amaranth.lib import fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import ReadScheduler, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature, connect_command
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_positive, check_power_of_two
 
@@ -70,6 +70,7 @@ class GEMV(wiring.Component):
         with rejecting_construction(self):
             check_instance("config", config, DRAMConfig)
             check_power_of_two("config.n_banks", config.n_banks)
+            ReadScheduler.check_config(config)
             check_positive("max_n", max_n, integer=True)
             check_positive("max_m", max_m, integer=True)
         self.config = config
@@ -138,14 +139,13 @@ class GEMV(wiring.Component):
         rd_last = Signal()
         m.d.comb += xr.addr.eq(k)
         m.submodules.scheduler = sched = ReadScheduler(c)
+        connect_command(m, sched, self)
         m.d.comb += [
             sched.reading.eq(reading),
             # The last RD of a tile waits until the previous tile's results have left and no
             # other tile-end is in flight: the results of this tile will need the output buffer.
             sched.rd_allowed.eq(~last_of_tile | ((out_count == 0) & (last_inflight == 0))),
             sched.base_row.eq(self.base_row),
-            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
-            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
             rd_issued.eq(sched.rd_issued), rd_last.eq(sched.rd_issued & last_of_tile),
         ]
         with m.If(rd_issued):

@@ -32,7 +32,7 @@ from amaranth.lib import enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import ReadScheduler, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature, connect_command
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_int, check_power_of_two
 from ahasd.sim.specla.fixed import ACC_BITS, FACTOR_KINDS, W_FRAC
@@ -79,6 +79,7 @@ class StateCommit(wiring.Component):
         with rejecting_construction(self):
             check_instance("config", config, DRAMConfig)
             check_power_of_two("config.n_banks", config.n_banks)
+            ReadScheduler.check_config(config)
             check_int("config.burst_bytes", config.burst_bytes, 2)
             check_int("d_k", d_k, 1)
             check_int("d_v", d_v, 1)
@@ -170,12 +171,11 @@ class StateCommit(wiring.Component):
         rd_issued = Signal()
         popped = Signal()
         m.submodules.scheduler = sched = ReadScheduler(c)
+        connect_command(m, sched, self)
         m.d.comb += [
             sched.reading.eq(self.busy & (reads_left != 0)),
             sched.rd_allowed.eq(outstanding < self.fifo_depth),   # room in the output FIFO
             sched.base_row.eq(self.base_row),
-            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
-            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
             rd_issued.eq(sched.rd_issued),
         ]
         with m.If(rd_issued):

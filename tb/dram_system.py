@@ -16,7 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import command_signature
+from ahasd.hw.dram_port import connect_command
 from ahasd.sim.blocks.dram import DRAMConfig
 from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 
@@ -68,8 +68,7 @@ class DRAMSystem(wiring.Component):
         m.submodules[self.unit_name] = u = self.unit
         m.submodules.dram = d = self.dram
         self.connect_unit(m, u)
-        m.d.comb += [getattr(d, name).eq(getattr(u, name))
-                     for name in command_signature(self.config)]
+        connect_command(m, u, d)
         m.d.comb += [self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
                      self.reads.eq(d.reads)]
         wiring.connect(m, d.rd, u.rd)
