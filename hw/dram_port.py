@@ -72,7 +72,9 @@ class ReadScheduler(wiring.Component):
     that it is not caught in use when due). A pair whose age reaches ``urgent`` is refreshed even
     in use: reads stop until it is refreshed and re-activated (a safety net; the benchmark never
     needs it). ``urgent = t_refi - n_pairs * t_pbr2pbr`` leaves room for every pair of the rank
-    to queue before the deadline. ``"all_bank"``: every ``t_refi`` reads stop, open banks are
+    to queue before the deadline (:meth:`_thresholds`; the defaults give ``urgent`` 2544,
+    ``due`` 2400 and ``early`` 2400 minus ``lookahead + 2`` row times: a pair is refreshed more
+    often than once per tREFI, which costs no read slot). ``"all_bank"``: every ``t_refi`` reads stop, open banks are
     precharged and an all-bank REF is issued (the scheduler must then have the rank alone).
 
     Per cycle, in priority order: urgent refresh work; a RD of the current burst when the unit
@@ -143,13 +145,15 @@ class ReadScheduler(wiring.Component):
     @staticmethod
     def _thresholds(c, n_own):
         """Per-bank refresh: ``lookahead`` (banks after the current one kept out of refresh, so
-        that a refresh ends before its bank is activated) and the age thresholds."""
+        that a refresh ends before its bank is activated) and the age thresholds: ``urgent``
+        guarantees the deadline (every pair of the rank may queue behind tpbR2pbR); ``due`` and
+        ``early`` are two tpbR2pbR earlier, ``early`` also by the time a pair stays in use and
+        the row before (so that a pair coming into use is not caught there when due)."""
         row_time = c.bursts_per_row * c.t_ccd
         lookahead = 1 + max(0, math.ceil((c.t_rfcpb + c.t_rcd + 2 - row_time) / row_time))
         urgent = c.t_refi - c.refresh_pairs * c.t_pbr2pbr
-        queue = c.refresh_pairs * c.t_pbr2pbr
-        due = max(1, urgent - queue)
-        early = max(1, urgent - (lookahead + 2) * row_time - queue)
+        due = max(1, urgent - 2 * c.t_pbr2pbr)
+        early = max(1, due - (lookahead + 2) * row_time)
         return {"lookahead": lookahead, "urgent": urgent, "due": min(due, urgent),
                 "early": min(early, due, urgent)}
 
@@ -231,9 +235,10 @@ class ReadScheduler(wiring.Component):
             return bank if not paired else bank[:max(1, (half - 1).bit_length())] if half > 1 \
                 else 0
 
-        def issue(cmd, bank=0, row=0, col_=0):
-            m.d.comb += [self.cmd.eq(cmd), self.cmd_bank.eq(phys[bank]), self.cmd_row.eq(row),
-                         self.cmd_col.eq(col_)]
+        def issue(cmd, bank=0, row=0, col_=0, *, physical=None):
+            m.d.comb += [self.cmd.eq(cmd),
+                         self.cmd_bank.eq(phys[bank] if physical is None else physical),
+                         self.cmd_row.eq(row), self.cmd_col.eq(col_)]
 
         def do_act(bank, row):
             issue(Cmd.ACT, bank, row)
@@ -353,26 +358,38 @@ class ReadScheduler(wiring.Component):
                 with m.If(want[j] & (urgent[j] | ~any_urgent)):
                     m.d.comb += [sel.eq(j), sel_valid.eq(1)]
             m.d.comb += sel_urgent.eq(sel_valid & urgent[sel])
-            lo = Signal(range(nb))
-            hi = Signal(range(nb))
-            m.d.comb += [lo.eq(sel), hi.eq(sel + half if paired else sel)]
+            # Refresh work of each pair (constant indices), then that of the selected one.
+            pre_j, pre_bank_j, go_j = [], [], []
+            for j, group in enumerate(members):
+                p_ok, p_bank, go = (Signal(name=f"ref_pre{j}"), Signal(range(nb), name=f"ref_pre_bank{j}"),
+                                    Signal(name=f"ref_go{j}"))
+                with m.If(is_open[group[0]]):
+                    m.d.comb += [p_ok.eq(since_act[group[0]] >= c.t_ras), p_bank.eq(group[0])]
+                with m.Elif(is_open[group[-1]]):
+                    m.d.comb += [p_ok.eq(since_act[group[-1]] >= c.t_ras), p_bank.eq(group[-1])]
+                with m.Else():
+                    m.d.comb += go.eq(_all(since_pre[b] >= c.t_rp for b in group)
+                                      & (pair_rfc[j] == 0))
+                pre_j.append(p_ok)
+                pre_bank_j.append(p_bank)
+                go_j.append(go)
             ref_pre = Signal()        # close a bank of the selected pair
             ref_pre_bank = Signal(range(nb))
             ref_go = Signal()         # issue the REFpb
-            with m.If(is_open[lo]):
-                m.d.comb += [ref_pre.eq(since_act[lo] >= c.t_ras), ref_pre_bank.eq(lo)]
-            with m.Elif(is_open[hi]):
-                m.d.comb += [ref_pre.eq(since_act[hi] >= c.t_ras), ref_pre_bank.eq(hi)]
-            with m.Else():
-                m.d.comb += ref_go.eq((since_pre[lo] >= c.t_rp) & (since_pre[hi] >= c.t_rp)
-                                      & (since_refpb >= c.t_pbr2pbr) & (act_age[0] >= c.t_rrd)
-                                      & (pair_rfc[sel] == 0))
+            ref_bank = Signal(range(c.n_banks))   # physical bank of the REFpb
+            m.d.comb += [
+                ref_pre.eq(Array(pre_j)[sel]), ref_pre_bank.eq(Array(pre_bank_j)[sel]),
+                ref_go.eq(Array(go_j)[sel] & (since_refpb >= c.t_pbr2pbr)
+                          & (act_age[0] >= c.t_rrd)),
+                ref_bank.eq(Array(Const(self.banks[g[0]], range(c.n_banks))
+                                  for g in members)[sel]),
+            ]
 
             def refresh_work():
                 with m.If(ref_pre):
                     do_pre(ref_pre_bank)
                 with m.Else():
-                    issue(Cmd.REFPB, lo)
+                    issue(Cmd.REFPB, physical=ref_bank)
                     with m.If(granted):
                         m.d.sync += pair_rfc[sel].eq(c.t_rfcpb - 1)
                         for j in range(npairs):
@@ -406,4 +423,11 @@ def _any(values):
     result = Const(0)
     for v in values:
         result = result | v
+    return result
+
+
+def _all(values):
+    result = Const(1)
+    for v in values:
+        result = result & v
     return result
