@@ -22,8 +22,10 @@ from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 
 __all__ = ["DRAMSystem", "DRAM_PORTS"]
 
-#: Ports every system adds: the model's timing check and its count of RD commands.
-DRAM_PORTS = {"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32)}
+#: Ports every system adds: the model's timing check, its count of RD commands and of refreshes
+#: (REFpb, REF).
+DRAM_PORTS = {"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32),
+              "refpb": Out(32), "refab": Out(32)}
 
 
 class DRAMSystem(wiring.Component):
@@ -70,6 +72,6 @@ class DRAMSystem(wiring.Component):
         self.connect_unit(m, u)
         connect_command(m, u, d)
         m.d.comb += [self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
-                     self.reads.eq(d.reads)]
+                     self.reads.eq(d.reads), self.refpb.eq(d.refpb), self.refab.eq(d.refab)]
         wiring.connect(m, d.rd, u.rd)
         return m
