@@ -14,11 +14,15 @@ the current row streams out at one RD per tCCD, the next row's bank is precharge
 the command slots between the reads. With ``n_banks >= 2`` a row switch is fully hidden when
 ``bursts_per_row * t_ccd >= t_rp + t_rcd + 2`` (the PRE and ACT take a command slot each; the
 bank's tRAS has long passed, since it was opened ``n_banks - 1`` rows earlier): 256 >= 66 for the
-defaults. Every ``t_refi`` cycles reads stop, open banks are precharged and an all-bank REF is
-issued; the precharge, tRFC and re-activation (about t_rp + t_rfc + t_rcd) per refresh and the
-pipeline fill are the losses against :meth:`ahasd.sim.blocks.dram.DRAMConfig.read_bound`, which charges
-only tRFC. The scheduler keeps its own copy of every timing counter, so it never
-issues an illegal command (the bank model checks this in every test).
+defaults. Refresh (``config.refresh``): per-bank by default, a pair of banks not in use is
+refreshed while the others stream, so the reads never stop and the GEMV approaches the raw rate
+:meth:`ahasd.sim.blocks.dram.DRAMConfig.raw_read_bound` (one burst per tCCD; the pipeline fill
+and drain are the only losses); all-bank, every ``t_refi`` cycles reads stop, open banks are
+precharged and a REF is issued, and the precharge, tRFC and re-activation are lost against
+:meth:`ahasd.sim.blocks.dram.DRAMConfig.read_bound`, which charges only tRFC. The scheduler keeps
+its own copy of every timing counter, so it never issues an illegal command (the bank model
+checks this in every test). ``cmd_grant`` (tie to 1 without an arbiter) and ``cmd_peer`` (NOP)
+join the DRAM port of a rank shared with another requester.
 """
 
 from amaranth.hdl import Module, Signal, signed
@@ -60,8 +64,8 @@ class GEMV(wiring.Component):
     busy, error, cycles : out
         Running; last ``start`` was rejected; cycles of the current/last GEMV from ``start`` to its
         last result leaving.
-    cmd, cmd_bank, cmd_row, cmd_col : out
-        DRAM command bus.
+    cmd, cmd_bank, cmd_row, cmd_col : out; cmd_grant, cmd_peer : in
+        DRAM command port (:func:`ahasd.hw.dram_port.command_signature`).
     rd : In(stream.Signature(8 * burst_bytes, always_ready=True))
         Read data from the DRAM (any fixed latency up to ``config.t_rl``).
     """

@@ -22,8 +22,8 @@ column), all in ``amaranth.lib.memory``, read when a burst lands. Each lane's MA
 once and counts it per instance.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
-consecutive banks, the next bank precharged and activated between reads, all-bank refresh every
-tREFI. A read is issued only while the output FIFO has room for everything in flight, so
+consecutive banks, the next bank precharged and activated between reads, per-bank refresh of the
+banks not in use (all-bank refresh every tREFI with ``DRAMConfig(refresh="all_bank")``). A read is issued only while the output FIFO has room for everything in flight, so
 back-pressure on ``o_stream`` stalls the reads instead of losing data.
 """
 
