@@ -231,9 +231,13 @@ class ReadScheduler(wiring.Component):
                 saturating(pair_age[j], age_top)
                 m.d.comb += urgent[j].eq(pair_age[j] >= th["urgent"])
 
+        pair_bits = (half - 1).bit_length()
+
         def pair_of(bank):
-            return bank if not paired else bank[:max(1, (half - 1).bit_length())] if half > 1 \
-                else 0
+            """Local refresh pair of local ``bank`` (``bank mod half`` when paired)."""
+            if not paired:
+                return bank
+            return bank[:pair_bits] if pair_bits else 0
 
         def issue(cmd, bank=0, row=0, col_=0, *, physical=None):
             m.d.comb += [self.cmd.eq(cmd),
