@@ -69,7 +69,8 @@ class ReadScheduler(wiring.Component):
     precharged, then a REFpb) while the others stream, when it is not *in use* (one of its banks
     is the current bank of the walk or one of the ``lookahead`` banks after it) and its age has
     reached ``due``, or reached ``early`` while one of its banks is next to come into use (so
-    that it is not caught in use when due). A pair whose age reaches ``urgent`` is refreshed even
+    that it is not caught in use when due) or while the unit is not reading (a walk that starts
+    on a pair cannot have seen it coming). A pair whose age reaches ``urgent`` is refreshed even
     in use: reads stop until it is refreshed and re-activated (a safety net; the benchmark never
     needs it). ``urgent = t_refi - n_pairs * t_pbr2pbr`` leaves room for every pair of the rank
     to queue before the deadline (:meth:`_thresholds`; the defaults give ``urgent`` 2544,
@@ -351,8 +352,11 @@ class ReadScheduler(wiring.Component):
                 blocked = _any(in_use[b] for b in group)
                 coming = _any(soon[b] for b in group)
                 w = Signal(name=f"want{j}")
+                # While the unit is idle (loading, say) every pair is refreshed from `early`
+                # on: a walk that starts on a pair cannot have seen it coming.
                 m.d.comb += w.eq(urgent[j] | (~blocked & (
-                    (pair_age[j] >= th["due"]) | (coming & (pair_age[j] >= th["early"])))))
+                    (pair_age[j] >= th["due"])
+                    | ((coming | ~self.reading) & (pair_age[j] >= th["early"])))))
                 want.append(w)
             sel = Signal(range(npairs))
             sel_valid = Signal()
