@@ -10,8 +10,9 @@ Two requesters share the rank's command bus through a **command arbiter**: the P
 the NPU streaming weights from other banks of the same rank). A requester presents a command
 (anything but NOP) and learns in the same cycle whether it went out (``*_grant``) and what the
 other requester issued (``*_peer``). Policy: a lone request is always granted; when both present
-a command in the same cycle, the one that lost the previous contested cycle wins (round-robin,
-the PIM first after reset), so neither can starve. The arbiter does not look at timing: each
+a command in the same cycle, a RD wins against any other command (that one fits in a free slot
+before the next RD, which is tCCD later), and otherwise the one that lost the previous contested
+cycle wins (round-robin, the PIM first after reset), so neither can starve. The arbiter does not look at timing: each
 requester is responsible for the legality of its commands, given the peer's (that is what
 ``*_peer`` is for). A host port left undriven presents NOP, and the PIM has the rank alone.
 
@@ -135,10 +136,16 @@ class DRAMBankModel(wiring.Component):
         req_pim = self.cmd != Cmd.NOP
         req_host = self.host_cmd != Cmd.NOP
         host_first = Signal()          # the host wins the next contested cycle
+        # A RD against another command wins (the other fits in the free slots before the next
+        # RD, tCCD >= 2 later); otherwise round-robin.
+        rd_pim = self.cmd == Cmd.RD
+        rd_host = self.host_cmd == Cmd.RD
+        pim_wins = Signal()
+        m.d.comb += pim_wins.eq(Mux(rd_pim != rd_host, rd_pim, ~host_first))
         grant_pim, grant_host = Signal(), Signal()
         m.d.comb += [
-            grant_pim.eq(req_pim & (~req_host | ~host_first)),
-            grant_host.eq(req_host & (~req_pim | host_first)),
+            grant_pim.eq(req_pim & (~req_host | pim_wins)),
+            grant_host.eq(req_host & (~req_pim | ~pim_wins)),
             self.cmd_grant.eq(grant_pim),
             self.host_cmd_grant.eq(grant_host),
             self.cmd_peer.eq(Mux(grant_host, self.host_cmd, Cmd.NOP)),

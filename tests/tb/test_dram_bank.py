@@ -208,6 +208,27 @@ def test_arbiter_round_robin():
                    (1, 0, N, P, 1), (1, 0, N, P, 1)]
 
 
+def test_arbiter_read_first():
+    """A RD against another command wins whoever's turn it is; the loser goes next."""
+    dut = DRAMBankModel(config=C16)
+    log = []
+    # (pim, host) commands per cycle; the host's RD wins cycle 0 although the PIM has the turn.
+    script = [((Cmd.PRE, 1), (Cmd.RD, 9)), ((Cmd.PRE, 1), (Cmd.NOP, 9)),
+              ((Cmd.RD, 1), (Cmd.PRE, 9)), ((Cmd.NOP, 1), (Cmd.PRE, 9))]
+
+    async def tb(ctx):
+        for (pc, pb), (hc, hb) in script:
+            ctx.set(dut.cmd, pc)
+            ctx.set(dut.cmd_bank, pb)
+            ctx.set(dut.host_cmd, hc)
+            ctx.set(dut.host_cmd_bank, hb)
+            log.append((ctx.get(dut.cmd_grant), ctx.get(dut.host_cmd_grant)))
+            await ctx.tick()
+
+    simulate(dut, tb)
+    assert log == [(0, 1), (1, 0), (1, 0), (0, 1)]
+
+
 def test_config_validation_and_bounds():
     with pytest.raises(ValueError, match="t_rcd must be a positive integer, not 0"):
         DRAMConfig(t_rcd=0)
