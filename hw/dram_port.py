@@ -12,6 +12,7 @@ from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.spec.params import check_int
 
 __all__ = ["Cmd", "command_signature", "connect_command", "ReadScheduler"]
 
@@ -91,6 +92,9 @@ class ReadScheduler(wiring.Component):
         The rank's banks this scheduler owns, in walk order (default: all). Their number is a
         power of two; in per-bank mode bank ``i + n/2`` must be the refresh mate of bank ``i``
         (so that the scheduler owns whole pairs), e.g. ``(0, 1, 2, 3, 8, 9, 10, 11)`` of 16.
+    row_cycles : int, optional
+        Expected cycles to stream one row, for the refresh thresholds (default: at the full rate,
+        ``bursts_per_row * t_ccd``; twice that when another requester shares the bus).
 
     Ports
     -----
@@ -105,12 +109,15 @@ class ReadScheduler(wiring.Component):
         The command port (:func:`command_signature`).
     """
 
-    def __init__(self, config, *, banks=None):
+    def __init__(self, config, *, banks=None, row_cycles=None):
         with rejecting_construction(self):
             banks = self.check_config(config, banks)
+            if row_cycles is not None:
+                check_int("row_cycles", row_cycles, config.bursts_per_row * config.t_ccd,
+                          note="at least bursts_per_row * t_ccd")
         self.config = config
         self.banks = banks
-        self.thresholds = self._thresholds(config, len(banks))
+        self.thresholds = self._thresholds(config, len(banks), row_cycles)
         super().__init__({
             "reading": In(1), "rd_allowed": In(1),
             "load": In(1), "base_row": In(range(config.rows * config.n_banks)),
@@ -144,13 +151,13 @@ class ReadScheduler(wiring.Component):
         return banks
 
     @staticmethod
-    def _thresholds(c, n_own):
+    def _thresholds(c, n_own, row_cycles=None):
         """Per-bank refresh: ``lookahead`` (banks after the current one kept out of refresh, so
         that a refresh ends before its bank is activated) and the age thresholds: ``urgent``
         guarantees the deadline (every pair of the rank may queue behind tpbR2pbR); ``due`` and
         ``early`` are two tpbR2pbR earlier, ``early`` also by the time a pair stays in use and
         the row before (so that a pair coming into use is not caught there when due)."""
-        row_time = c.bursts_per_row * c.t_ccd
+        row_time = row_cycles or c.bursts_per_row * c.t_ccd
         lookahead = 1 + max(0, math.ceil((c.t_rfcpb + c.t_rcd + 2 - row_time) / row_time))
         urgent = c.t_refi - c.refresh_pairs * c.t_pbr2pbr
         due = max(1, urgent - 2 * c.t_pbr2pbr)

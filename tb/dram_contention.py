@@ -92,7 +92,10 @@ class ContentionSystem(wiring.Component):
         m.submodules.dram = dram = DRAMBankModel(config=self.config)
         for name, banks, en, prefix in (("pim", self.pim_banks, self.pim_en, ""),
                                         ("host", self.host_banks, self.host_en, "host_")):
-            m.submodules[name] = sched = ReadScheduler(self.config, banks=banks)
+            # Each gets half the bus when both stream: rows take twice as long.
+            m.submodules[name] = sched = ReadScheduler(
+                self.config, banks=banks,
+                row_cycles=2 * self.config.bursts_per_row * self.config.t_ccd)
             connect_command(m, sched, dram, prefix)
             m.d.comb += [sched.reading.eq(en), sched.rd_allowed.eq(1)]
         m.d.comb += [self.reads.eq(dram.reads), self.host_reads.eq(dram.host_reads),
