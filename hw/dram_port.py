@@ -5,11 +5,16 @@ state-commit unit (:class:`ahasd.hw.state_commit.StateCommit`); in simulation th
 :class:`ahasd.tb.dram_bank.DRAMBankModel`.
 """
 
-from amaranth.hdl import Array, Module, Signal
+import math
+
+from amaranth.hdl import Array, Const, Module, Mux, Signal
 from amaranth.lib import enum, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["Cmd", "command_signature", "ReadScheduler"]
+from ahasd.hw.construction import rejecting_construction
+from ahasd.spec.params import check_int
+
+__all__ = ["Cmd", "command_signature", "connect_command", "ReadScheduler"]
 
 
 class Cmd(enum.Enum, shape=3):
@@ -19,44 +24,100 @@ class Cmd(enum.Enum, shape=3):
     RD = 2    # read burst `col` of the open row of `bank`
     PRE = 3   # close bank `bank` (a PRE to a closed bank is a no-op, as in JEDEC)
     REF = 4   # all-bank refresh; every bank must be closed
+    REFPB = 5  # per-bank refresh of the refresh pair of `bank` (DRAMConfig.refresh_group)
 
 
 def command_signature(config):
-    """Members of the DRAM command port (controller side: all outputs)."""
+    """Members of the DRAM command port (controller side).
+
+    ``cmd``, ``cmd_bank``, ``cmd_row``, ``cmd_col`` (out) carry the command. ``cmd_grant`` (in,
+    1 when left undriven) says the command goes out in this cycle; a controller updates its state
+    only then, and presents a command again (the same or another) otherwise. ``cmd_peer`` (in,
+    NOP when undriven) is the command another requester of the same rank issued in this cycle,
+    which the controller needs for the rank-wide rules (tCCD, tRRD, tFAW, tpbR2pbR, tpbR2ACT).
+    """
     return {
         "cmd": Out(Cmd),
         "cmd_bank": Out(range(config.n_banks)),
         "cmd_row": Out(range(config.rows)),
         "cmd_col": Out(range(config.bursts_per_row)),
+        "cmd_grant": In(1, init=1),
+        "cmd_peer": In(Cmd),
     }
 
 
-class ReadScheduler(wiring.Component):
-    """Open-page read scheduler of one DRAM channel: walks bursts in address order (column,
-    then bank, then row) and issues ACT / RD / PRE / REF on the command port within the
-    timing of :class:`ahasd.spec.dram.DRAMConfig`, keeping its own copy of the banks'
-    timing state. Shared by the GEMV bank and the state-commit unit.
+def connect_command(m, controller, dram, prefix=""):
+    """Join ``controller``'s command port to the port ``prefix + "cmd..."`` of ``dram`` (a
+    :class:`ahasd.tb.dram_bank.DRAMBankModel`), or forward it when ``dram`` is an enclosing
+    component that exposes the same port (``prefix`` empty)."""
+    for name, member in command_signature(controller.config).items():
+        ours, theirs = getattr(controller, name), getattr(dram, prefix + name)
+        if member.flow == wiring.Out:
+            m.d.comb += theirs.eq(ours)
+        else:
+            m.d.comb += ours.eq(theirs)
 
-    Per cycle, in priority order: a due refresh (precharge the lowest open bank past tRAS,
-    then REF once all are closed and tRP has passed); a RD of the current burst when the unit
-    is ``reading``, the row is open past tRCD, tCCD has passed, no refresh runs and the unit's
-    own condition ``rd_allowed`` holds; otherwise precharge or activate the current bank for
-    its row, then prepare the next bank ahead of time.
+
+class ReadScheduler(wiring.Component):
+    """Open-page read scheduler of one DRAM rank: walks bursts in address order (column, then
+    bank, then row) over its banks and issues ACT / RD / PRE / REF(PB) on the command port within
+    the timing of :class:`ahasd.spec.dram.DRAMConfig`, keeping its own copy of the timing
+    state (of its banks, and of the rank from its own and its peer's commands). Shared by the
+    GEMV bank and the state-commit unit, and the host read stream of the contention harness.
+
+    Refresh, ``config.refresh == "per_bank"``: each of the scheduler's refresh pairs (see
+    :mod:`ahasd.spec.dram`) has an age counter. A pair is refreshed (its open banks
+    precharged, then a REFpb) while the others stream, when it is not *in use* (one of its banks
+    is the current bank of the walk or one of the ``lookahead`` banks after it) and its age has
+    reached ``due``, or reached ``early`` while one of its banks is next to come into use (so
+    that it is not caught in use when due) or while the unit is not reading (a walk that starts
+    on a pair cannot have seen it coming). A pair whose age reaches ``urgent`` is refreshed even
+    in use: reads stop until it is refreshed and re-activated (a safety net; the benchmark never
+    needs it). ``urgent = t_refi - n_pairs * t_pbr2pbr`` leaves room for every pair of the rank
+    to queue before the deadline (:meth:`_thresholds`; the defaults give ``urgent`` 2544,
+    ``due`` 2400 and ``early`` 2400 minus ``lookahead + 2`` row times: a pair is refreshed more
+    often than once per tREFI, which costs no read slot). ``"all_bank"``: every ``t_refi`` reads stop, open banks are
+    precharged and an all-bank REF is issued (the scheduler must then have the rank alone).
+
+    Per cycle, in priority order: urgent refresh work; a RD of the current burst when the unit
+    is ``reading``, the row is open past tRCD, tCCD has passed and the unit's own condition
+    ``rd_allowed`` holds; precharge or activate the current bank for its row; other refresh work;
+    prepare the next bank ahead of time. A command takes effect only when ``cmd_grant`` is high.
+
+    Parameters
+    ----------
+    config : DRAMConfig
+        Geometry, timing and refresh mode.
+    banks : sequence of int, optional
+        The rank's banks this scheduler owns, in walk order (default: all). Their number is a
+        power of two; in per-bank mode bank ``i + n/2`` must be the refresh mate of bank ``i``
+        (so that the scheduler owns whole pairs), e.g. ``(0, 1, 2, 3, 8, 9, 10, 11)`` of 16.
+    row_cycles : int, optional
+        Expected cycles to stream one row, for the refresh thresholds (default: at the full rate,
+        ``bursts_per_row * t_ccd``; twice that when another requester shares the bus).
 
     Ports
     -----
     reading, rd_allowed : In(1)
         The unit has reads left; its extra condition for a RD (room for the data, say).
     load, base_row : In
-        ``load`` restarts the walk at burst 0 of ``base_row`` (bank in the low bits).
+        ``load`` restarts the walk at burst 0 of ``base_row`` (index into ``banks`` in the low
+        bits, row above).
     rd_issued : Out(1)
-        A RD goes out in this cycle.
-    cmd, cmd_bank, cmd_row, cmd_col : Out
+        A RD goes out in this cycle (granted).
+    cmd, cmd_bank, cmd_row, cmd_col, cmd_grant, cmd_peer
         The command port (:func:`command_signature`).
     """
 
-    def __init__(self, config):
+    def __init__(self, config, *, banks=None, row_cycles=None):
+        with rejecting_construction(self):
+            banks = self.check_config(config, banks)
+            if row_cycles is not None:
+                check_int("row_cycles", row_cycles, config.bursts_per_row * config.t_ccd,
+                          note="at least bursts_per_row * t_ccd")
         self.config = config
+        self.banks = banks
+        self.thresholds = self._thresholds(config, len(banks), row_cycles)
         super().__init__({
             "reading": In(1), "rd_allowed": In(1),
             "load": In(1), "base_row": In(range(config.rows * config.n_banks)),
@@ -64,14 +125,58 @@ class ReadScheduler(wiring.Component):
             **command_signature(config),
         })
 
+    @classmethod
+    def check_config(cls, config, banks=None):
+        """Validate ``config`` (and ``banks``) for a scheduler; return ``banks`` as a tuple.
+        Units that build a scheduler call it in their constructors."""
+        banks = tuple(range(config.n_banks)) if banks is None else tuple(banks)
+        n = len(banks)
+        if n == 0 or n & (n - 1):
+            raise ValueError(f"banks must be a power-of-two number of banks, not {banks!r}")
+        if (len(set(banks)) != n
+                or any(not isinstance(b, int) or not 0 <= b < config.n_banks for b in banks)):
+            raise ValueError(f"banks must be distinct banks in 0..{config.n_banks - 1}, "
+                             f"not {banks!r}")
+        if config.refresh == "per_bank":
+            pairs = config.refresh_pairs
+            if config.n_banks % 2 == 0 and (n < 2 or any(
+                    banks[i + n // 2] != banks[i] + pairs or banks[i] >= pairs
+                    for i in range(n // 2))):
+                raise ValueError(f"banks must hold whole refresh pairs, bank i + {n // 2} "
+                                 f"the mate (+{pairs}) of bank i, not {banks!r}")
+            if cls._thresholds(config, n)["urgent"] < 1:
+                raise ValueError(f"t_refi must exceed n_pairs * t_pbr2pbr = "
+                                 f"{config.refresh_pairs * config.t_pbr2pbr} for per-bank "
+                                 f"refresh, not {config.t_refi}")
+        return banks
+
+    @staticmethod
+    def _thresholds(c, n_own, row_cycles=None):
+        """Per-bank refresh: ``lookahead`` (banks after the current one kept out of refresh, so
+        that a refresh ends before its bank is activated) and the age thresholds: ``urgent``
+        guarantees the deadline (every pair of the rank may queue behind tpbR2pbR); ``due`` and
+        ``early`` are two tpbR2pbR earlier, ``early`` also by the time a pair stays in use and
+        the row before (so that a pair coming into use is not caught there when due)."""
+        row_time = row_cycles or c.bursts_per_row * c.t_ccd
+        lookahead = 1 + max(0, math.ceil((c.t_rfcpb + c.t_rcd + 2 - row_time) / row_time))
+        urgent = c.t_refi - c.refresh_pairs * c.t_pbr2pbr
+        due = max(1, urgent - 2 * c.t_pbr2pbr)
+        early = max(1, due - (lookahead + 2) * row_time)
+        return {"lookahead": lookahead, "urgent": urgent, "due": min(due, urgent),
+                "early": min(early, due, urgent)}
+
     def elaborate(self, platform):
         m = Module()
         c = self.config
-        nb, bpr = c.n_banks, c.bursts_per_row
+        nb = len(self.banks)                   # banks of this scheduler (local index 0..nb-1)
+        bpr = c.bursts_per_row
         bank_bits = (nb - 1).bit_length()
+        per_bank = c.refresh == "per_bank"
         col = Signal(range(bpr))               # burst of the next RD within the current row
-        b_cur = Signal(range(nb))
+        b_cur = Signal(range(nb))              # local bank of the current row
         r_cur = Signal(range(c.rows))
+        phys = Array(Const(b, range(c.n_banks)) for b in self.banks)
+        granted = self.cmd_grant
 
         # ---- the scheduler's copy of the DRAM timing state ---------------------------------
         act_sat = max(c.t_ras, c.t_rcd)
@@ -83,37 +188,97 @@ class ReadScheduler(wiring.Component):
                           for b in range(nb))
         since_rd = Signal(range(c.t_ccd + 1), init=c.t_ccd)
         since_any_pre = Signal(range(c.t_rp + 1), init=c.t_rp)
+        faw_sat = max(c.t_faw, c.t_rrd)
+        act_age = [Signal(range(faw_sat + 1), init=faw_sat, name=f"act_age{i}") for i in range(4)]
+        pb_sat = max(c.t_pbr2pbr, c.t_pbr2act)
+        since_refpb = Signal(range(pb_sat + 1), init=pb_sat)
         rfc_left = Signal(range(c.t_rfc + 1))
         since_ref = Signal(range(c.t_refi + 1))
-        for b in range(nb):
-            with m.If(since_act[b] != act_sat):
-                m.d.sync += since_act[b].eq(since_act[b] + 1)
-            with m.If(since_pre[b] != c.t_rp):
-                m.d.sync += since_pre[b].eq(since_pre[b] + 1)
-        for sig, top in ((since_rd, c.t_ccd), (since_any_pre, c.t_rp), (since_ref, c.t_refi)):
+
+        def saturating(sig, top):
             with m.If(sig != top):
                 m.d.sync += sig.eq(sig + 1)
+
+        for b in range(nb):
+            saturating(since_act[b], act_sat)
+            saturating(since_pre[b], c.t_rp)
+        for sig, top in ((since_rd, c.t_ccd), (since_any_pre, c.t_rp), (since_ref, c.t_refi),
+                         (since_refpb, pb_sat), *((a, faw_sat) for a in act_age)):
+            saturating(sig, top)
         with m.If(rfc_left != 0):
             m.d.sync += rfc_left.eq(rfc_left - 1)
 
-        def issue(cmd, bank=0, row=0, col_=0):
-            m.d.comb += [self.cmd.eq(cmd), self.cmd_bank.eq(bank), self.cmd_row.eq(row),
-                         self.cmd_col.eq(col_)]
+        # Rank-wide rules follow every command on the bus: ours when granted, else the peer's.
+        bus = Signal(Cmd)
+        m.d.comb += bus.eq(Mux(granted & (self.cmd != Cmd.NOP), self.cmd, self.cmd_peer))
+        with m.Switch(bus):
+            with m.Case(Cmd.RD):
+                m.d.sync += since_rd.eq(1)
+            with m.Case(Cmd.ACT):
+                m.d.sync += act_age[0].eq(1)
+                m.d.sync += [act_age[i].eq(act_age[i - 1] + (act_age[i - 1] != faw_sat))
+                             for i in range(1, 4)]
+            with m.Case(Cmd.REFPB):
+                m.d.sync += since_refpb.eq(1)
+
+        # ---- refresh pairs (local: pair j = banks j and j + half) ---------------------------
+        paired = c.n_banks % 2 == 0 and nb > 1
+        half = nb // 2 if paired else nb
+        npairs = half if per_bank else 1
+        th = self.thresholds
+        pair_rfc = Array(Signal(range(c.t_rfcpb + 1), name=f"pair_rfc{j}") for j in range(npairs))
+        # Ages start staggered, so that the pairs fall due one after the other.
+        age_top = c.refresh_deadline + 1
+        pair_age = [Signal(range(age_top + 1), name=f"pair_age{j}",
+                           init=min(age_top, j * (th["due"] // npairs))) for j in range(npairs)]
+        urgent = Array(Signal(name=f"urgent{j}") for j in range(npairs))
+        if per_bank:
+            for j in range(npairs):
+                with m.If(pair_rfc[j] != 0):
+                    m.d.sync += pair_rfc[j].eq(pair_rfc[j] - 1)
+                saturating(pair_age[j], age_top)
+                m.d.comb += urgent[j].eq(pair_age[j] >= th["urgent"])
+
+        pair_bits = (half - 1).bit_length()
+
+        def pair_of(bank):
+            """Local refresh pair of local ``bank`` (``bank mod half`` when paired)."""
+            if not paired:
+                return bank
+            return bank[:pair_bits] if pair_bits else 0
+
+        def issue(cmd, bank=0, row=0, col_=0, *, physical=None):
+            m.d.comb += [self.cmd.eq(cmd),
+                         self.cmd_bank.eq(phys[bank] if physical is None else physical),
+                         self.cmd_row.eq(row), self.cmd_col.eq(col_)]
 
         def do_act(bank, row):
             issue(Cmd.ACT, bank, row)
-            m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
+            with m.If(granted):
+                m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
 
         def do_pre(bank):
             issue(Cmd.PRE, bank)
-            m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
+            with m.If(granted):
+                m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
+
+        act_rank_ok = Signal()
+        m.d.comb += act_rank_ok.eq((act_age[0] >= c.t_rrd) & (act_age[3] >= c.t_faw)
+                                   & (since_refpb >= c.t_pbr2act) & (rfc_left == 0))
 
         def prepare(bank, row):
             """Conditions to precharge / activate ``bank`` so that ``row`` is open in it."""
             pre_ok, act_ok = Signal(), Signal()
+            bank_free = Signal()
+            if per_bank:
+                pair = Signal(range(npairs))
+                m.d.comb += [pair.eq(pair_of(bank)),
+                             bank_free.eq((pair_rfc[pair] == 0) & ~urgent[pair])]
+            else:
+                m.d.comb += bank_free.eq(1)
             m.d.comb += [
                 pre_ok.eq(is_open[bank] & (open_row[bank] != row) & (since_act[bank] >= c.t_ras)),
-                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & (rfc_left == 0)),
+                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & act_rank_ok & bank_free),
             ]
             return pre_ok, act_ok
 
@@ -122,52 +287,142 @@ class ReadScheduler(wiring.Component):
         r_nxt = Signal(range(c.rows))
         m.d.comb += [b_nxt.eq(b_cur + 1 if nb > 1 else 0), r_nxt.eq(r_cur + (b_cur == nb - 1))]
 
-        ref_due = Signal()
         cur_ready = Signal()
         rd_ok = Signal()
         m.d.comb += [
-            ref_due.eq(since_ref == c.t_refi),
             cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
                          & (since_act[b_cur] >= c.t_rcd)),
-            rd_ok.eq(self.reading & ~ref_due & cur_ready & (since_rd >= c.t_ccd)
-                     & (rfc_left == 0) & self.rd_allowed),
+            rd_ok.eq(self.reading & cur_ready & (since_rd >= c.t_ccd) & (rfc_left == 0)
+                     & self.rd_allowed),
         ]
         cur_pre, cur_act = prepare(b_cur, r_cur)
         nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
         nxt_wanted = Signal()
         m.d.comb += nxt_wanted.eq(self.reading & (b_nxt != b_cur))
 
-        # Banks to close before a refresh: the lowest-numbered open one whose tRAS has passed.
-        pre_for_ref = Signal()
-        pre_bank = Signal(range(nb))
-        for b in reversed(range(nb)):
-            with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
-                m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
-        all_closed = Signal()
-        m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
-
-        with m.If(ref_due):
-            with m.If(pre_for_ref):
-                do_pre(pre_bank)
-            with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
-                issue(Cmd.REF)
-                m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
-        with m.Elif(rd_ok):
+        def do_rd():
             issue(Cmd.RD, b_cur, r_cur, col)
-            m.d.comb += self.rd_issued.eq(1)
-            m.d.sync += since_rd.eq(1)
-            with m.If(col == bpr - 1):
-                m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
+            m.d.comb += self.rd_issued.eq(granted)
+            with m.If(granted):
+                with m.If(col == bpr - 1):
+                    m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
+                with m.Else():
+                    m.d.sync += col.eq(col + 1)
+
+        def walk():
+            with m.If(self.reading & cur_pre):
+                do_pre(b_cur)
+            with m.Elif(self.reading & cur_act):
+                do_act(b_cur, r_cur)
+            with m.Elif(nxt_wanted & nxt_pre):
+                do_pre(b_nxt)
+            with m.Elif(nxt_wanted & nxt_act):
+                do_act(b_nxt, r_nxt)
+
+        if not per_bank:
+            # ---- all-bank refresh: stop, close every bank, REF ---------------------------------
+            ref_due = Signal()
+            m.d.comb += ref_due.eq(since_ref == c.t_refi)
+            pre_for_ref = Signal()
+            pre_bank = Signal(range(nb))
+            for b in reversed(range(nb)):
+                with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
+                    m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
+            all_closed = Signal()
+            m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
+            with m.If(ref_due):
+                with m.If(pre_for_ref):
+                    do_pre(pre_bank)
+                with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
+                    issue(Cmd.REF)
+                    with m.If(granted):
+                        m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
+            with m.Elif(rd_ok):
+                do_rd()
             with m.Else():
-                m.d.sync += col.eq(col + 1)
-        with m.Elif(self.reading & cur_pre):
-            do_pre(b_cur)
-        with m.Elif(self.reading & cur_act):
-            do_act(b_cur, r_cur)
-        with m.Elif(nxt_wanted & nxt_pre):
-            do_pre(b_nxt)
-        with m.Elif(nxt_wanted & nxt_act):
-            do_act(b_nxt, r_nxt)
+                walk()
+        else:
+            # ---- per-bank refresh: pick a pair, close its banks, REFpb ---------------------------
+            # Distance of each bank ahead of the current one in walk order.
+            in_use = [Signal(name=f"in_use{b}") for b in range(nb)]
+            soon = [Signal(name=f"soon{b}") for b in range(nb)]
+            for b in range(nb):
+                dist = Signal(range(nb), name=f"dist{b}")
+                m.d.comb += [
+                    dist.eq(b - b_cur),
+                    in_use[b].eq(self.reading & (dist <= th["lookahead"])),
+                    soon[b].eq(self.reading & (dist == th["lookahead"] + 1)),
+                ]
+            members = [(j, j + half) if paired else (j,) for j in range(npairs)]
+            want = []
+            for j, group in enumerate(members):
+                blocked = _any(in_use[b] for b in group)
+                coming = _any(soon[b] for b in group)
+                w = Signal(name=f"want{j}")
+                # While the unit is idle (loading, say) every pair is refreshed from `early`
+                # on: a walk that starts on a pair cannot have seen it coming.
+                m.d.comb += w.eq(urgent[j] | (~blocked & (
+                    (pair_age[j] >= th["due"])
+                    | ((coming | ~self.reading) & (pair_age[j] >= th["early"])))))
+                want.append(w)
+            sel = Signal(range(npairs))
+            sel_valid = Signal()
+            sel_urgent = Signal()
+            any_urgent = _any(urgent[j] for j in range(npairs))
+            for j in reversed(range(npairs)):
+                with m.If(want[j] & (urgent[j] | ~any_urgent)):
+                    m.d.comb += [sel.eq(j), sel_valid.eq(1)]
+            m.d.comb += sel_urgent.eq(sel_valid & urgent[sel])
+            # Refresh work of each pair (constant indices), then that of the selected one.
+            pre_j, pre_bank_j, go_j = [], [], []
+            for j, group in enumerate(members):
+                p_ok, p_bank, go = (Signal(name=f"ref_pre{j}"), Signal(range(nb), name=f"ref_pre_bank{j}"),
+                                    Signal(name=f"ref_go{j}"))
+                with m.If(is_open[group[0]]):
+                    m.d.comb += [p_ok.eq(since_act[group[0]] >= c.t_ras), p_bank.eq(group[0])]
+                with m.Elif(is_open[group[-1]]):
+                    m.d.comb += [p_ok.eq(since_act[group[-1]] >= c.t_ras), p_bank.eq(group[-1])]
+                with m.Else():
+                    m.d.comb += go.eq(_all(since_pre[b] >= c.t_rp for b in group)
+                                      & (pair_rfc[j] == 0))
+                pre_j.append(p_ok)
+                pre_bank_j.append(p_bank)
+                go_j.append(go)
+            ref_pre = Signal()        # close a bank of the selected pair
+            ref_pre_bank = Signal(range(nb))
+            ref_go = Signal()         # issue the REFpb
+            ref_bank = Signal(range(c.n_banks))   # physical bank of the REFpb
+            m.d.comb += [
+                ref_pre.eq(Array(pre_j)[sel]), ref_pre_bank.eq(Array(pre_bank_j)[sel]),
+                ref_go.eq(Array(go_j)[sel] & (since_refpb >= c.t_pbr2pbr)
+                          & (act_age[0] >= c.t_rrd)),
+                ref_bank.eq(Array(Const(self.banks[g[0]], range(c.n_banks))
+                                  for g in members)[sel]),
+            ]
+
+            def refresh_work():
+                with m.If(ref_pre):
+                    do_pre(ref_pre_bank)
+                with m.Else():
+                    issue(Cmd.REFPB, physical=ref_bank)
+                    with m.If(granted):
+                        m.d.sync += pair_rfc[sel].eq(c.t_rfcpb - 1)
+                        for j in range(npairs):
+                            with m.If(sel == j):
+                                m.d.sync += pair_age[j].eq(1)
+
+            work = Signal()
+            m.d.comb += work.eq(sel_valid & (ref_pre | ref_go))
+            with m.If(work & sel_urgent):
+                refresh_work()
+            with m.Elif(rd_ok):
+                do_rd()
+            with m.Elif(self.reading & (cur_pre | cur_act)):
+                walk()
+            with m.Elif(work):
+                refresh_work()
+            with m.Else():
+                walk()
 
         # A new walk (the unit is idle then, so no RD moves the position in the same cycle).
         with m.If(self.load):
@@ -180,7 +435,14 @@ class ReadScheduler(wiring.Component):
 
 
 def _any(values):
-    result = 0
+    result = Const(0)
     for v in values:
         result = result | v
+    return result
+
+
+def _all(values):
+    result = Const(1)
+    for v in values:
+        result = result & v
     return result

@@ -14,11 +14,15 @@ the current row streams out at one RD per tCCD, the next row's bank is precharge
 the command slots between the reads. With ``n_banks >= 2`` a row switch is fully hidden when
 ``bursts_per_row * t_ccd >= t_rp + t_rcd + 2`` (the PRE and ACT take a command slot each; the
 bank's tRAS has long passed, since it was opened ``n_banks - 1`` rows earlier): 256 >= 66 for the
-defaults. Every ``t_refi`` cycles reads stop, open banks are precharged and an all-bank REF is
-issued; the precharge, tRFC and re-activation (about t_rp + t_rfc + t_rcd) per refresh and the
-pipeline fill are the losses against :meth:`ahasd.spec.dram.DRAMConfig.read_bound`, which charges
-only tRFC. The scheduler keeps its own copy of every timing counter, so it never
-issues an illegal command (the bank model checks this in every test).
+defaults. Refresh (``config.refresh``): per-bank by default, a pair of banks not in use is
+refreshed while the others stream, so the reads never stop and the GEMV approaches the raw rate
+:meth:`ahasd.spec.dram.DRAMConfig.raw_read_bound` (one burst per tCCD; the pipeline fill
+and drain are the only losses); all-bank, every ``t_refi`` cycles reads stop, open banks are
+precharged and a REF is issued, and the precharge, tRFC and re-activation are lost against
+:meth:`ahasd.spec.dram.DRAMConfig.read_bound`, which charges only tRFC. The scheduler keeps
+its own copy of every timing counter, so it never issues an illegal command (the bank model
+checks this in every test). ``cmd_grant`` (tie to 1 without an arbiter) and ``cmd_peer`` (NOP)
+join the DRAM port of a rank shared with another requester.
 """
 
 from amaranth.hdl import Module, Signal, signed
@@ -26,7 +30,7 @@ from amaranth.lib import fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import ReadScheduler, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature, connect_command
 from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_positive, check_power_of_two
 
@@ -60,8 +64,8 @@ class GEMV(wiring.Component):
     busy, error, cycles : out
         Running; last ``start`` was rejected; cycles of the current/last GEMV from ``start`` to its
         last result leaving.
-    cmd, cmd_bank, cmd_row, cmd_col : out
-        DRAM command bus.
+    cmd, cmd_bank, cmd_row, cmd_col : out; cmd_grant, cmd_peer : in
+        DRAM command port (:func:`ahasd.hw.dram_port.command_signature`).
     rd : In(stream.Signature(8 * burst_bytes, always_ready=True))
         Read data from the DRAM (any fixed latency up to ``config.t_rl``).
     """
@@ -70,6 +74,7 @@ class GEMV(wiring.Component):
         with rejecting_construction(self):
             check_instance("config", config, DRAMConfig)
             check_power_of_two("config.n_banks", config.n_banks)
+            ReadScheduler.check_config(config)
             check_positive("max_n", max_n, integer=True)
             check_positive("max_m", max_m, integer=True)
         self.config = config
@@ -138,14 +143,13 @@ class GEMV(wiring.Component):
         rd_last = Signal()
         m.d.comb += xr.addr.eq(k)
         m.submodules.scheduler = sched = ReadScheduler(c)
+        connect_command(m, sched, self)
         m.d.comb += [
             sched.reading.eq(reading),
             # The last RD of a tile waits until the previous tile's results have left and no
             # other tile-end is in flight: the results of this tile will need the output buffer.
             sched.rd_allowed.eq(~last_of_tile | ((out_count == 0) & (last_inflight == 0))),
             sched.base_row.eq(self.base_row),
-            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
-            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
             rd_issued.eq(sched.rd_issued), rd_last.eq(sched.rd_issued & last_of_tile),
         ]
         with m.If(rd_issued):

@@ -22,8 +22,8 @@ burst lands. Each lane's MAC tree is one :class:`CommitLane` and each key scalin
 :class:`KeyScale`, so the area flow maps each circuit once and counts it per instance.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
-consecutive banks, the next bank precharged and activated between reads, all-bank refresh every
-tREFI. A read is issued only while the output FIFO has room for everything in flight, so
+consecutive banks, the next bank precharged and activated between reads, per-bank refresh of the
+banks not in use (all-bank refresh every tREFI with ``DRAMConfig(refresh="all_bank")``). A read is issued only while the output FIFO has room for everything in flight, so
 back-pressure on ``o_stream`` stalls the reads instead of losing data.
 """
 
@@ -32,7 +32,7 @@ from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import ReadScheduler, command_signature
+from ahasd.hw.dram_port import ReadScheduler, command_signature, connect_command
 from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_int, check_power_of_two
 from ahasd.spec.specla import ACC_BITS, FACTOR_KINDS, W_FRAC
@@ -91,6 +91,7 @@ class StateCommit(wiring.Component):
         with rejecting_construction(self):
             check_instance("config", config, DRAMConfig)
             check_power_of_two("config.n_banks", config.n_banks)
+            ReadScheduler.check_config(config)
             check_int("config.burst_bytes", config.burst_bytes, 2)
             check_int("d_k", d_k, 1)
             check_int("d_v", d_v, 1)
@@ -183,12 +184,11 @@ class StateCommit(wiring.Component):
         rd_issued = Signal()
         popped = Signal()
         m.submodules.scheduler = sched = ReadScheduler(c)
+        connect_command(m, sched, self)
         m.d.comb += [
             sched.reading.eq(self.busy & (reads_left != 0)),
             sched.rd_allowed.eq(outstanding < self.fifo_depth),   # room in the output FIFO
             sched.base_row.eq(self.base_row),
-            self.cmd.eq(sched.cmd), self.cmd_bank.eq(sched.cmd_bank),
-            self.cmd_row.eq(sched.cmd_row), self.cmd_col.eq(sched.cmd_col),
             rd_issued.eq(sched.rd_issued),
         ]
         with m.If(rd_issued):

@@ -16,14 +16,16 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.dram_port import command_signature
+from ahasd.hw.dram_port import connect_command
 from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 
 __all__ = ["DRAMSystem", "DRAM_PORTS"]
 
-#: Ports every system adds: the model's timing check and its count of RD commands.
-DRAM_PORTS = {"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32)}
+#: Ports every system adds: the model's timing check, its count of RD commands and of refreshes
+#: (REFpb, REF).
+DRAM_PORTS = {"dram_error": Out(1), "dram_error_code": Out(DRAMError), "reads": Out(32),
+              "refpb": Out(32), "refab": Out(32)}
 
 
 class DRAMSystem(wiring.Component):
@@ -68,9 +70,8 @@ class DRAMSystem(wiring.Component):
         m.submodules[self.unit_name] = u = self.unit
         m.submodules.dram = d = self.dram
         self.connect_unit(m, u)
-        m.d.comb += [getattr(d, name).eq(getattr(u, name))
-                     for name in command_signature(self.config)]
+        connect_command(m, u, d)
         m.d.comb += [self.dram_error.eq(d.error), self.dram_error_code.eq(d.error_code),
-                     self.reads.eq(d.reads)]
+                     self.reads.eq(d.reads), self.refpb.eq(d.refpb), self.refab.eq(d.refab)]
         wiring.connect(m, d.rd, u.rd)
         return m

@@ -110,10 +110,11 @@ class Device:
 
 def gemv_slice_cycles(dram, m, n, efficiency):
     """PIM cycles the model gives one GEMV bank for an ``m x n`` slice: the MACs over the bank's
-    DRAM timing bound (:meth:`ahasd.spec.dram.DRAMConfig.mac_bound`, one lane per burst
-    byte) times the configured GEMV efficiency (``pim.gemv_efficiency``). The same efficiency
-    scales the PIM's internal bandwidth in :func:`build_devices`."""
-    return m * n / (float(dram.mac_bound()) * efficiency)
+    raw DRAM rate (:meth:`ahasd.spec.dram.DRAMConfig.raw_mac_bound`, one lane per burst
+    byte, one burst per tCCD: per-bank refresh costs no read slot) times the configured GEMV
+    efficiency (``pim.gemv_efficiency``). The same efficiency scales the PIM's internal (raw)
+    bandwidth in :func:`build_devices`."""
+    return m * n / (float(dram.raw_mac_bound()) * efficiency)
 
 
 def build_devices(cfg):

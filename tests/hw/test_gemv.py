@@ -12,8 +12,12 @@ from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.sim.blocks.gemv import gemv
 
 # Short timing so that refreshes and row switches happen often in a few hundred cycles.
-FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_refi=150, t_rfc=20, t_rl=4, row_bytes=64,
-                  burst_bytes=8, n_banks=2, rows=16)
+FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_rrd=2, t_faw=10, t_refi=150, t_rfc=20,
+                  t_rfcpb=10, t_pbr2pbr=5, t_pbr2act=2, t_rl=4, row_bytes=64, burst_bytes=8,
+                  n_banks=2, rows=16)
+# The same timing on the platform's 16 banks (8 refresh pairs), tREFI 25 rows long as the
+# defaults' 12 (3120 / (64 * 4)).
+FAST16 = DRAMConfig(**{**FAST.__dict__, "n_banks": 16, "rows": 4, "t_refi": 400})
 
 
 def simulate(config, jobs, *, ready_seed=None, max_n=64, max_m=64):
@@ -25,7 +29,7 @@ def simulate(config, jobs, *, ready_seed=None, max_n=64, max_m=64):
         init[start:start + len(words)] = words
     dut = GEMVSystem(config=config, init=init, max_n=max_n, max_m=max_m)
     rng = np.random.default_rng(ready_seed)
-    log = {"results": [], "cmds": [], "dram_error": None}
+    log = {"results": [], "cmds": [], "cycles": [], "dram_error": None}
 
     async def tb(ctx):
         for w, x, base in jobs:
@@ -54,7 +58,9 @@ def simulate(config, jobs, *, ready_seed=None, max_n=64, max_m=64):
                 if not ctx.get(dut.busy):
                     break
             log["results"].append(np.array(out, dtype=np.int64))
+            log["cycles"].append(ctx.get(dut.cycles))
         log["dram_error"] = ctx.get(dut.dram_error_code)
+        log["reads"] = ctx.get(dut.reads)
 
     amaranth_sim.simulate(dut, tb)
     return log
@@ -70,10 +76,11 @@ def random_case(rng, m, n):
     return w, x
 
 
-@pytest.mark.parametrize("m, n, banks", [(13, 11, 2), (8, 1, 2), (1, 29, 2), (21, 40, 1),
-                                         (17, 64, 4)])
-def test_bit_exact_and_timing_clean(m, n, banks):
-    config = DRAMConfig(**{**FAST.__dict__, "n_banks": banks})
+@pytest.mark.parametrize("m, n, banks, refresh", [
+    (13, 11, 2, "per_bank"), (8, 1, 2, "per_bank"), (1, 29, 2, "all_bank"), (21, 40, 1, "per_bank"),
+    (17, 64, 4, "all_bank"), (17, 64, 4, "per_bank"), (23, 50, 16, "per_bank")])
+def test_bit_exact_and_timing_clean(m, n, banks, refresh):
+    config = DRAMConfig(**{**FAST.__dict__, "n_banks": banks, "refresh": refresh})
     rng = np.random.default_rng(m * 100 + n)
     w, x = random_case(rng, m, n)
     log = simulate(config, [(w, x, 1)])
@@ -84,13 +91,59 @@ def test_bit_exact_and_timing_clean(m, n, banks):
 def test_back_to_back_with_backpressure_and_refresh():
     rng = np.random.default_rng(7)
     jobs = [(*random_case(rng, 19, 37), 0), (*random_case(rng, 5, 23), 14)]
-    log = simulate(FAST, jobs, ready_seed=3)
-    for (w, x, _), y in zip(jobs, log["results"]):
-        np.testing.assert_array_equal(y, gemv(w, x))
+    for config, ref in ((FAST, Cmd.REFPB), (DRAMConfig(**{**FAST.__dict__,
+                                                         "refresh": "all_bank"}), Cmd.REF)):
+        log = simulate(config, jobs, ready_seed=3)
+        for (w, x, _), y in zip(jobs, log["results"]):
+            np.testing.assert_array_equal(y, gemv(w, x))
+        assert log["dram_error"] == DRAMError.NONE
+        assert log["cmds"].count(ref) >= 1
+        # Rows of both banks were opened: the controller interleaves.
+        assert log["cmds"].count(Cmd.ACT) >= 4
+
+
+def hand_cycles(config, m, n):
+    """Cycles of an m x n GEMV at one RD per tCCD from the first ACT, worked out from the
+    timing alone (no refresh or row switch may cost a read slot):
+
+    * cycle 1 is ``start``; the first ACT goes out in cycle 2, the first RD tRCD later;
+    * the RDs of all ``ceil(m / B) * n`` bursts follow tCCD apart;
+    * the last burst lands tRL after its RD; its tile's results are in the output buffer one
+      cycle later and leave one per cycle (``m`` mod B of them, or B);
+    * ``busy`` drops in the cycle after the last result, which the counter still counts.
+    """
+    lanes = config.burst_bytes
+    bursts = -(-m // lanes) * n
+    last_rd = 2 + config.t_rcd + config.t_ccd * (bursts - 1)
+    last_out = last_rd + config.t_rl + 1 + ((m - 1) % lanes)
+    return last_out + 1
+
+
+@pytest.mark.parametrize("m, n", [(16, 200), (13, 11)])
+def test_cycle_count_at_the_raw_rate(m, n):
+    """On 16 banks with per-bank refresh the reads never stop: the cycle count of a GEMV that
+    spans several tREFI is the one worked out by hand, with no refresh cost (an all-bank refresh
+    costs at least tRFC per tREFI on the same GEMV)."""
+    rng = np.random.default_rng(m + n)
+    w, x = random_case(rng, m, n)
+    log = simulate(FAST16, [(w, x, 0)], max_n=256)
+    np.testing.assert_array_equal(log["results"][0], gemv(w, x))
     assert log["dram_error"] == DRAMError.NONE
-    assert log["cmds"].count(Cmd.REF) >= 1
-    # Rows of both banks were opened: the controller interleaves.
-    assert log["cmds"].count(Cmd.ACT) >= 4
+    assert log["reads"] == -(-m // 8) * n           # every burst read exactly once
+    # The scheduler refreshes pairs while the unit is idle (loading x): a REFpb just before
+    # `start` may hold the first ACT back by up to tpbR2ACT; after that no cycle is lost.
+    assert hand_cycles(FAST16, m, n) <= log["cycles"][0] <= (hand_cycles(FAST16, m, n)
+                                                             + FAST16.t_pbr2act)
+    if m * n > 1000:
+        assert log["cmds"].count(Cmd.REFPB) >= 8 * (log["cycles"][0] // FAST16.t_refi)
+        slow = simulate(DRAMConfig(**{**FAST16.__dict__, "refresh": "all_bank"}), [(w, x, 0)],
+                        max_n=256)
+        np.testing.assert_array_equal(slow["results"][0], gemv(w, x))
+        assert slow["dram_error"] == DRAMError.NONE
+        refreshes = slow["cmds"].count(Cmd.REF)
+        assert refreshes >= 1
+        assert slow["cycles"][0] >= hand_cycles(FAST16, m, n) + refreshes * FAST16.t_rfc
+        assert slow["cycles"][0] > log["cycles"][0] + refreshes * FAST16.t_rfc - FAST16.t_pbr2act
 
 
 def test_all_minus_128():
@@ -132,17 +185,22 @@ def test_parameter_errors():
         GEMV(max_n=0)
     with pytest.raises(ValueError, match="config must be a DRAMConfig"):
         GEMV(config={"t_rcd": 3})
+    with pytest.raises(ValueError, match=r"t_refi must exceed n_pairs \* t_pbr2pbr = 576"):
+        GEMV(config=DRAMConfig(t_refi=500, t_rfc=100))
 
 
 def test_default_lpddr5_timing():
-    """Default LPDDR5 timing and 2 KiB rows, long enough to include a refresh."""
-    config = DRAMConfig(burst_bytes=16, rows=3)
+    """Default LPDDR5 timing (16 banks, per-bank refresh) and 2 KiB rows, long enough to include
+    refreshes, at the cycle count worked out by hand."""
+    config = DRAMConfig(burst_bytes=16, rows=1)
     rng = np.random.default_rng(11)
     w, x = random_case(rng, 20, 700)
     log = simulate(config, [(w, x, 0)], max_n=1024)
     np.testing.assert_array_equal(log["results"][0], gemv(w, x))
     assert log["dram_error"] == DRAMError.NONE
-    assert Cmd.REF in log["cmds"]
+    assert Cmd.REFPB in log["cmds"]
+    assert log["reads"] == 2 * 700
+    assert log["cycles"][0] == hand_cycles(config, 20, 700)
 
 
 @pytest.mark.slow
@@ -151,10 +209,11 @@ def test_verilated_matches_golden():
     from ahasd.bench.gemv import run_verilated
     rng = np.random.default_rng(12)
     w, x = random_case(rng, 11, 45)
-    y, cycles, info = run_verilated(FAST, w, x, max_n=64, max_m=64)
+    y, cycles, info = run_verilated(FAST16, w, x, max_n=64, max_m=64)
     np.testing.assert_array_equal(y, gemv(w, x))
     assert info["reads"] == 2 * 45
     assert info["last_result_cycle"] <= cycles
+    assert cycles == hand_cycles(FAST16, 11, 45)
 
 
 def test_system_parameter_errors():

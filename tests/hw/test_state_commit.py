@@ -16,8 +16,9 @@ from ahasd.tb.dram_bank import DRAMError
 from ahasd.tb.state_commit_system import StateCommitSystem
 
 # Short timing so that refreshes and row switches happen often in a few hundred cycles.
-FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_refi=150, t_rfc=20, t_rl=4, row_bytes=64,
-                  burst_bytes=8, n_banks=2, rows=8)
+FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_rrd=2, t_faw=10, t_refi=150, t_rfc=20,
+                  t_rfcpb=10, t_pbr2pbr=5, t_pbr2act=2, t_rl=4, row_bytes=64, burst_bytes=8,
+                  n_banks=2, rows=8)
 
 
 def random_commit(rng, d_k, d_v, rank):
@@ -83,10 +84,11 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
     return log
 
 
-@pytest.mark.parametrize("d_k, d_v, max_rank, rank, banks", [
-    (8, 8, 4, 4, 2), (6, 12, 4, 1, 2), (8, 4, 3, 0, 1), (5, 16, 5, 3, 4)])
-def test_bit_exact_and_timing_clean(d_k, d_v, max_rank, rank, banks):
-    config = DRAMConfig(**{**FAST.__dict__, "n_banks": banks})
+@pytest.mark.parametrize("d_k, d_v, max_rank, rank, banks, refresh", [
+    (8, 8, 4, 4, 2, "per_bank"), (6, 12, 4, 1, 2, "all_bank"), (8, 4, 3, 0, 1, "per_bank"),
+    (5, 16, 5, 3, 4, "per_bank"), (16, 16, 4, 2, 16, "per_bank"), (16, 16, 4, 2, 16, "all_bank")])
+def test_bit_exact_and_timing_clean(d_k, d_v, max_rank, rank, banks, refresh):
+    config = DRAMConfig(**{**FAST.__dict__, "n_banks": banks, "refresh": refresh})
     rng = np.random.default_rng(d_k * 100 + d_v + rank)
     S, P, k, w, u = random_commit(rng, d_k, d_v, rank)
     log = simulate(config, [(S, P, k, w, u, 1)], d_k=d_k, d_v=d_v, max_rank=max_rank)
@@ -94,8 +96,10 @@ def test_bit_exact_and_timing_clean(d_k, d_v, max_rank, rank, banks):
     assert log["dram_error"] == DRAMError.NONE
 
 
-def test_back_to_back_backpressure_refresh_and_float_path():
-    """Two commits (the second of a real GDN path, quantised) with a random ready."""
+@pytest.mark.parametrize("refresh, ref", [("per_bank", Cmd.REFPB), ("all_bank", Cmd.REF)])
+def test_back_to_back_backpressure_refresh_and_float_path(refresh, ref):
+    """Two commits (the second of a real GDN path, quantised) with a random ready, in both
+    refresh modes."""
     rng = np.random.default_rng(5)
     first = random_commit(rng, 16, 16, 4)
     S0 = rng.uniform(-1, 1, (16, 16))
@@ -105,11 +109,12 @@ def test_back_to_back_backpressure_refresh_and_float_path():
               quantise(kf, K_FRAC), quantise([0.6 / 0.8, 0.6 / 0.9, 1.0], W_FRAC, signed=False),
               quantise(rng.uniform(-1, 1, (3, 16)), U_FRAC))
     jobs = [(*first, 0), (*second, 8)]
-    log = simulate(FAST, jobs, d_k=16, d_v=16, max_rank=4, ready_seed=3)
+    config = DRAMConfig(**{**FAST.__dict__, "refresh": refresh})
+    log = simulate(config, jobs, d_k=16, d_v=16, max_rank=4, ready_seed=3)
     for job, got in zip(jobs, log["states"]):
         np.testing.assert_array_equal(got, commit_fixed(*job[:5]))
     assert log["dram_error"] == DRAMError.NONE
-    assert log["cmds"].count(Cmd.REF) >= 1 and log["cmds"].count(Cmd.ACT) >= 4
+    assert log["cmds"].count(ref) >= 1 and log["cmds"].count(Cmd.ACT) >= 4
 
 
 def test_rejects_rank_above_max():

@@ -18,6 +18,8 @@ def test_the_authors_set_is_what_the_platform_file_uses():
     assert (cfg.t_refi, cfg.t_rfc) == (6240, 560)
     pim = load_config().pim
     assert (pim.t_refi, pim.t_rfc) == (cfg.t_refi, cfg.t_rfc)
+    assert (pim.t_rrd_l, pim.t_faw) == (cfg.t_rrd, cfg.t_faw)
+    assert cfg.t_rfcpb == cfg.t_rfc // 2
     assert named_config("authors", n_banks=8).n_banks == 8
     with pytest.raises(ValueError, match="name must be one of jedec, authors, not 'ddr4'"):
         named_config("ddr4")
