@@ -52,7 +52,7 @@ def readme_entries():
 
 
 def linked_docs():
-    """The documents the README links (``docs/X.md``), and those docs/index.md links, by text."""
+    """The documents the README links (``docs/<name>.md``), and those docs/index.md links, by text."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     names = set(re.findall(r"\(?`?(docs/[\w.-]+\.md)", text))
     index = ROOT / "docs" / "index.md"
