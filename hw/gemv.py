@@ -128,7 +128,7 @@ class GEMV(wiring.Component):
         last_inflight = Signal(range(c.t_rl + 3))
 
         # ---- output buffer: a shift register of B results ----------------------------------
-        res = [Signal(signed(32), name=f"res{l}") for l in range(lanes)]
+        res = [Signal(signed(32), name=f"res{lane}") for lane in range(lanes)]
         out_count = Signal(range(lanes + 1))
         m.d.comb += [self.o_stream.valid.eq(out_count != 0), self.o_stream.payload.eq(res[0])]
         out_pop = Signal()
@@ -178,28 +178,28 @@ class GEMV(wiring.Component):
         ]
 
         # ---- MAC lanes -----------------------------------------------------------------------
-        acc = [Signal(signed(32), name=f"acc{l}") for l in range(lanes)]
+        acc = [Signal(signed(32), name=f"acc{lane}") for lane in range(lanes)]
         prods = []
-        for l in range(lanes):
-            p = Signal(signed(16), name=f"prod{l}")
-            m.d.comb += p.eq(self.rd.payload.word_select(l, 8).as_signed() * x_now)
+        for lane in range(lanes):
+            p = Signal(signed(16), name=f"prod{lane}")
+            m.d.comb += p.eq(self.rd.payload.word_select(lane, 8).as_signed() * x_now)
             prods.append(p)
         with m.If(self.rd.valid):
-            for l in range(lanes):
+            for lane in range(lanes):
                 with m.If(land_last):
-                    m.d.sync += acc[l].eq(0)
+                    m.d.sync += acc[lane].eq(0)
                 with m.Else():
-                    m.d.sync += acc[l].eq(acc[l] + prods[l])
+                    m.d.sync += acc[lane].eq(acc[lane] + prods[lane])
 
         # Output buffer: filled at a tile end (empty then, see rd_allowed), shifted on each pop.
         with m.If(land_last):
-            m.d.sync += [res[l].eq(acc[l] + prods[l]) for l in range(lanes)]
+            m.d.sync += [res[lane].eq(acc[lane] + prods[lane]) for lane in range(lanes)]
             with m.If(m_left >= lanes):
                 m.d.sync += [out_count.eq(lanes), m_left.eq(m_left - lanes)]
             with m.Else():
                 m.d.sync += [out_count.eq(m_left), m_left.eq(0)]
         with m.Elif(out_pop):
-            m.d.sync += [res[l].eq(res[l + 1]) for l in range(lanes - 1)]
+            m.d.sync += [res[lane].eq(res[lane + 1]) for lane in range(lanes - 1)]
             m.d.sync += out_count.eq(out_count - 1)
 
         # ---- start / finish -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.dram_port import ReadScheduler, connect_command
 from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_int
-from ahasd.tb.dram_bank import DRAMBankModel, DRAMError, REQUESTERS
+from ahasd.tb.dram_bank import REQUESTERS, DRAMBankModel, DRAMError
 
 __all__ = ["ContentionSystem", "split_banks", "measure_bandwidth", "contention"]
 

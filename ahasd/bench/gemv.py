@@ -16,8 +16,8 @@ The DRAM is the platform's 16-bank rank with the scheduler's per-bank refresh (`
 
 import numpy as np
 
-from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.sim.blocks.gemv import gemv
+from ahasd.spec.dram import DRAMConfig, weight_layout
 
 __all__ = ["bench", "run_verilated", "CASES"]
 
@@ -43,9 +43,9 @@ def run_verilated(config, weights, x, *, max_n=4096, max_m=4096):
     Raises ``RuntimeError`` if the DRAM model flagged a timing violation, the GEMV did not finish,
     or an activation was not accepted.
     """
+    from ahasd.cosim.model import VerilatedModel
     from ahasd.hw.blocks import port_list, to_verilog
     from ahasd.tb.gemv_system import GEMVSystem
-    from ahasd.cosim.model import VerilatedModel
 
     weights = np.asarray(weights)
     m_out, n_in = weights.shape

@@ -20,9 +20,8 @@ its weights and KV cache from) ``+ elements * pj_per_elem``; background power is
 engine over the whole run. :func:`build_devices` turns a :class:`Platform` into the devices.
 """
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 __all__ = ["Device", "AauTiming", "PASSES", "build_devices", "gemv_slice_cycles"]
 

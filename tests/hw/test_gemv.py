@@ -2,14 +2,14 @@
 
 import numpy as np
 import pytest
-from ahasd.tb import amaranth_sim
 
 from ahasd.hw.dram_port import Cmd
-from ahasd.tb.dram_bank import DRAMError
 from ahasd.hw.gemv import GEMV
-from ahasd.tb.gemv_system import GEMVSystem
-from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.sim.blocks.gemv import gemv
+from ahasd.spec.dram import DRAMConfig, weight_layout
+from ahasd.tb import amaranth_sim
+from ahasd.tb.dram_bank import DRAMError
+from ahasd.tb.gemv_system import GEMVSystem
 
 # Short timing so that refreshes and row switches happen often in a few hundred cycles.
 FAST = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_rrd=2, t_faw=10, t_refi=150, t_rfc=20,

@@ -4,11 +4,11 @@ returns data after tRL to the requester that read, and arbitrates two requesters
 from fractions import Fraction
 
 import pytest
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.dram_port import Cmd
-from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 from ahasd.spec.dram import DRAMConfig, burst_address, weight_layout
+from ahasd.tb.amaranth_sim import simulate
+from ahasd.tb.dram_bank import DRAMBankModel, DRAMError
 
 # Two banks (one refresh pair), as the old 4-bank tests had them, for the data path.
 CFG = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=3, t_rrd=1, t_faw=1, t_refi=100, t_rfc=12,
