@@ -28,7 +28,7 @@ lint: venv
 	$(BIN)/python -m mypy -p ahasd.spec -p ahasd.sim
 
 # pytest exits 5 when no test ran; that is a failure here (as is any other non-zero status).
-test: venv
+test: venv lint
 	$(BIN)/python -m pytest -n $(JOBS) -m "not regress" tests
 
 # Only the cocotb + Verilator tier. AHASD_WAVES=1 writes a VCD per test under build/waves/.

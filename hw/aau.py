@@ -16,8 +16,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.aau_lane import QUOT_BITS, AAULane, LaneStep
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
-from ahasd.spec.aau import (LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT,
-                                  check_eps, eps_fx)
+from ahasd.spec.aau import LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT, check_eps, eps_fx
 
 __all__ = ["AAUOp", "AAU", "request_layout", "response_layout"]
 

@@ -44,8 +44,8 @@ from ahasd.hw.queues import Queues
 from ahasd.hw.regmap import load, narrow_counters
 from ahasd.hw.tvc import TVC
 from ahasd.spec.edc import EDCParams
-from ahasd.spec.tvc import TVCParams
 from ahasd.spec.params import COUNTER_BITS, check_instance, check_int
+from ahasd.spec.tvc import TVCParams
 
 __all__ = ["Controller", "EDC_MODES", "INTERRUPTS", "RANKS", "DECISION", "DRAFT_REQUEST"]
 

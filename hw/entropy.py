@@ -24,8 +24,20 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
-from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
-                               OUTPUT, P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
+from ahasd.spec.entropy import (
+    EXP2_LUT,
+    LN2_Q16,
+    LOG2_LUT,
+    LOG2E_Q15,
+    LOG_INDEX,
+    LOG_INTERP,
+    OUTPUT,
+    P_FRAC,
+    Q_BITS,
+    Q_FRAC,
+    Y_FRAC,
+    EntropyConfig,
+)
 
 __all__ = ["EntropyUnit", "logit_layout"]
 

@@ -23,8 +23,9 @@ burst lands. Each lane's MAC tree is one :class:`CommitLane` and each key scalin
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
 consecutive banks, the next bank precharged and activated between reads, per-bank refresh of the
-banks not in use (all-bank refresh every tREFI with ``DRAMConfig(refresh="all_bank")``). A read is issued only while the output FIFO has room for everything in flight, so
-back-pressure on ``o_stream`` stalls the reads instead of losing data.
+banks not in use (all-bank refresh every tREFI with ``DRAMConfig(refresh="all_bank")``). A read
+is issued only while the output FIFO has room for everything in flight, so back-pressure on
+``o_stream`` stalls the reads instead of losing data.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
@@ -132,11 +133,11 @@ class StateCommit(wiring.Component):
 
         # ---- factor storage ---------------------------------------------------------------
         m.submodules.kmem = kmem = memory.Memory(shape=16 * R, depth=self.d_k, init=[])
-        # The values: one memory per lane (value t of lane l at 16-bit position t), so every lane
+        # The values: one memory per lane (value t of lane ln at 16-bit position t), so every lane
         # reads its own word and the lanes are one circuit for the area flow.
         umems = []
-        for l in range(E):
-            m.submodules[f"umem{l}"] = umem = memory.Memory(shape=16 * R, depth=nblk, init=[])
+        for ln in range(E):
+            m.submodules[f"umem{ln}"] = umem = memory.Memory(shape=16 * R, depth=nblk, init=[])
             umems.append((umem.write_port(granularity=16), umem.read_port()))
         kw_port = kmem.write_port()
         kr_port = kmem.read_port()
@@ -157,9 +158,9 @@ class StateCommit(wiring.Component):
             kw_port.addr.eq(f.index),
             kw_port.data.eq(Cat(*kws_in)),
         ]
-        for l, (uw_port, _) in enumerate(umems):
+        for ln, (uw_port, _) in enumerate(umems):
             m.d.comb += [uw_port.addr.eq(f.index), uw_port.en.eq(u_en),
-                         uw_port.data.eq(Cat(*[f.data.word_select(l, 16)] * R))]
+                         uw_port.data.eq(Cat(*[f.data.word_select(ln, 16)] * R))]
         with m.If(load):
             with m.Switch(f.kind):
                 with m.Case(FactorKind.P):
@@ -213,13 +214,13 @@ class StateCommit(wiring.Component):
         s2_data = Signal(16 * E)
         m.d.sync += s2_valid.eq(s1_valid)
         results = []
-        for l in range(E):
+        for ln in range(E):
             # One module per lane, all the same circuit: the area flow maps it once and counts
             # it E times (ahasd.synth.hierarchy).
-            m.submodules[f"lane{l}"] = lane = CommitLane(R)
-            m.d.comb += [lane.p.eq(p_reg), lane.s.eq(s1_data.word_select(l, 16)),
+            m.submodules[f"lane{ln}"] = lane = CommitLane(R)
+            m.d.comb += [lane.p.eq(p_reg), lane.s.eq(s1_data.word_select(ln, 16)),
                          lane.kw.eq(kr_port.data), lane.rank.eq(rank_reg),
-                         lane.u.eq(umems[l][1].data)]
+                         lane.u.eq(umems[ln][1].data)]
             results.append(lane.res)
         m.d.sync += s2_data.eq(Cat(*results))
 

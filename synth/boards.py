@@ -17,8 +17,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
-from amaranth.hdl import Value
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal, Value
 
 __all__ = ["BOARDS", "ControllerBoardTop", "tool_environment", "build_board"]
 

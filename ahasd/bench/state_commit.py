@@ -15,8 +15,8 @@ all-bank refresh bound: above 1 is possible with the default per-bank refresh);
 
 import numpy as np
 
-from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.specla.fixed import commit_fixed, load_sequence, state_from_bursts, state_layout
+from ahasd.spec.dram import DRAMConfig
 
 __all__ = ["bench", "run_verilated", "CASES", "QUICK_CASES"]
 

@@ -10,10 +10,18 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
-from ahasd.sim.specla.fixed import (K_FRAC, S_FRAC, U_FRAC, W_FRAC, commit_fixed, load_sequence,
-                                    quantise, state_from_bursts)
-from ahasd.sim.specla.verify import factor_verify
 from ahasd.hw.state_commit import FactorKind, factor_layout
+from ahasd.sim.specla.fixed import (
+    K_FRAC,
+    S_FRAC,
+    U_FRAC,
+    W_FRAC,
+    commit_fixed,
+    load_sequence,
+    quantise,
+    state_from_bursts,
+)
+from ahasd.sim.specla.verify import factor_verify
 from ahasd.tb.cocotb_run import params
 from ahasd.tb.payloads import pack
 

@@ -3,9 +3,9 @@ count with ``variable_steps``), checking the result event, the held quotient, ``
 cycle count against Python's integer division."""
 
 import pytest
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.divider import Divider
+from ahasd.tb.amaranth_sim import simulate
 
 
 def expected(n, d, steps, *, round_half_up=False, check_cycle=False):

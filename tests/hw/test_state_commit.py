@@ -9,9 +9,18 @@ from amaranth.sim import Simulator
 
 from ahasd.hw.dram_port import Cmd
 from ahasd.hw.state_commit import StateCommit
+from ahasd.sim.specla.fixed import (
+    K_FRAC,
+    S_FRAC,
+    U_FRAC,
+    W_FRAC,
+    commit_fixed,
+    load_sequence,
+    quantise,
+    state_from_bursts,
+    state_layout,
+)
 from ahasd.spec.dram import DRAMConfig
-from ahasd.sim.specla.fixed import (K_FRAC, S_FRAC, U_FRAC, W_FRAC, commit_fixed, load_sequence,
-                                    quantise, state_from_bursts, state_layout)
 from ahasd.tb.dram_bank import DRAMError
 from ahasd.tb.state_commit_system import StateCommitSystem
 
@@ -45,7 +54,7 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
     log = {"states": [], "cmds": [], "cycles": []}
 
     async def tb(ctx):
-        for S, P, k, w, u, base in jobs:
+        for _S, P, k, w, u, base in jobs:
             for kind, t, index, data in load_sequence(P, k, w, u, lanes=dut.unit.lanes):
                 ctx.set(dut.f__valid, 1)
                 for n, word in enumerate(dut.factor_words(kind, t, index, data)):

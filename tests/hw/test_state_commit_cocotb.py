@@ -4,8 +4,8 @@ random accepted paths, against the fixed-point mirror."""
 import numpy as np
 import pytest
 
-from ahasd.spec.dram import DRAMConfig
 from ahasd.sim.specla.fixed import state_layout
+from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.cocotb_run import run_cocotb
 from ahasd.tb.state_commit_system import StateCommitSystem
 

@@ -3,14 +3,14 @@ checks of the ordering, backpressure, latency and error rules documented in the 
 
 import pytest
 from amaranth.hdl import Value
-from ahasd.tb.amaranth_sim import simulate
 
 from ahasd.hw.blocks import port_list
 from ahasd.hw.tvc import DECISION_LATENCY, TVC
-from ahasd.tb.tvc_driver import drive, pack_decide, pack_record, unpack_result
 from ahasd.sim.blocks.tvc import TVC as GoldenTVC
 from ahasd.sim.blocks.tvc import Decision, TVCParams
 from ahasd.sim.traces.tvc import apply, boundary_trace, random_trace, realistic_trace
+from ahasd.tb.amaranth_sim import simulate
+from ahasd.tb.tvc_driver import drive, pack_decide, pack_record, unpack_result
 
 PARAM_SETS = [
     {},
