@@ -4,9 +4,9 @@ Bit-exact with :mod:`ahasd.sim.blocks.aau` (formats, tables and error bounds are
 One vector of 16 Q8.8 lanes per request. The lanes (:class:`ahasd.hw.aau_lane.AAULane`) work in
 parallel, each with one multiplier that all three operators share, one product per cycle; this
 unit sequences them and owns what crosses lanes: the max and sum trees, one restoring divider
-(shared by softmax and LayerNorm) and LayerNorm's bit-serial square root. Cycles per request
-after it is accepted: softmax 3 + 21 (reciprocal) + 1, GELU 6 + 1, LayerNorm 2 + 32 (square
-root) + 34 (reciprocal) + 1.
+(:class:`ahasd.hw.divider.Divider`, shared by softmax and LayerNorm) and LayerNorm's bit-serial
+square root. Cycles per request after it is accepted: softmax 3 + 21 (reciprocal) + 1, GELU
+6 + 1, LayerNorm 2 + 32 (square root) + 34 (reciprocal) + 1.
 """
 
 from amaranth.hdl import Module, Mux, Signal, signed, unsigned
@@ -15,8 +15,9 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.aau_lane import QUOT_BITS, AAULane, LaneStep
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.divider import Divider
 from ahasd.spec.aau import (LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT,
-                                  check_eps, eps_fx)
+                            check_eps, eps_fx)
 
 __all__ = ["AAUOp", "AAU", "request_layout", "response_layout"]
 
@@ -89,21 +90,18 @@ class AAU(wiring.Component):
                          lane.big.eq(big), lane.total.eq(total),
                          self.o_stream.payload.y[i].eq(lane.y)]
 
-        # Shared restoring divider: quot = floor(rem0 / divisor), quotient < 2**QUOT_BITS.
-        rem = Signal(LN_RECIP_SHIFT + 1)
-        dsh = Signal(31 + QUOT_BITS)
-        quot = Signal(QUOT_BITS)
-        div_steps = Signal(range(QUOT_BITS + 1))
-        m.d.comb += [lane.quot.eq(quot) for lane in lanes]
+        # The shared divider (softmax and LayerNorm): quot = floor(2**shift / divisor), at most
+        # QUOT_BITS quotient bits, saturating.
+        m.submodules.divider = div = Divider(dividend_width=LN_RECIP_SHIFT + 1, divisor_width=32,
+                                             quotient_bits=QUOT_BITS, variable_steps=True)
+        m.d.comb += [lane.quot.eq(div.quotient) for lane in lanes]
 
-        def divide(last_step, after):
-            with m.If(div_steps != 0):
-                with m.If(rem >= dsh):
-                    m.d.sync += [rem.eq(rem - dsh), quot.eq((quot << 1) | 1)]
-                with m.Else():
-                    m.d.sync += quot.eq(quot << 1)
-                m.d.sync += [dsh.eq(dsh >> 1), div_steps.eq(div_steps - 1)]
-            with m.Else():
+        def divide(shift, divisor, steps):
+            m.d.comb += [div.start.eq(1), div.dividend.eq(1 << shift), div.divisor.eq(divisor),
+                         div.steps.eq(steps)]
+
+        def wait_divider(last_step, after):
+            with m.If(~div.busy):
                 m.d.comb += step.eq(last_step)
                 m.next = after
 
@@ -142,11 +140,10 @@ class AAU(wiring.Component):
                 m.next = "SM_DIVSET"
             with m.State("SM_DIVSET"):
                 e_sum = _tree([lane.acc[:17] for lane in lanes], _add)
-                m.d.sync += [rem.eq(1 << SOFTMAX_RECIP_SHIFT), dsh.eq(e_sum << 19), quot.eq(0),
-                             div_steps.eq(20)]
+                divide(SOFTMAX_RECIP_SHIFT, e_sum, 20)
                 m.next = "SM_DIV"
             with m.State("SM_DIV"):
-                divide(LaneStep.SM_OUT, "OUT")
+                wait_divider(LaneStep.SM_OUT, "OUT")
 
             # ---- GELU: six lane steps, one product each
             chain(("G_SQ", LaneStep.G_SQ), ("G_CUBE", LaneStep.G_CUBE),
@@ -173,11 +170,10 @@ class AAU(wiring.Component):
                         m.d.sync += sq_res.eq(sq_res >> 1)
                     m.d.sync += sq_one.eq(sq_one >> 2)
                 with m.Else():
-                    m.d.sync += [rem.eq(1 << LN_RECIP_SHIFT), dsh.eq(sq_res << (QUOT_BITS - 1)),
-                                 quot.eq(0), div_steps.eq(QUOT_BITS)]
+                    divide(LN_RECIP_SHIFT, sq_res, QUOT_BITS)
                     m.next = "LN_DIV"
             with m.State("LN_DIV"):
-                divide(LaneStep.LN_OUT, "OUT")
+                wait_divider(LaneStep.LN_OUT, "OUT")
 
             with m.State("OUT"):
                 m.d.comb += self.o_stream.valid.eq(1)

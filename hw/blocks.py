@@ -48,12 +48,14 @@ def _ports(component):
     refuse it as a top-level port.
     """
     from amaranth.hdl import Const, Value
+
+    from ahasd.hw.axil import port_name
     ports = []
     for path, member, value in component.signature.flatten(component):
         value = Value.cast(value)   # a struct/enum view is a value-castable, not a value
         if isinstance(value, Const):
             continue
-        ports.append(("__".join(str(part) for part in path), member, value))
+        ports.append((port_name(component.signature, path), member, value))
     return ports
 
 
@@ -64,10 +66,11 @@ def to_verilog(component, name):
     output is the same everywhere.
     """
     from amaranth.back import verilog
+    from amaranth.lib import wiring
+
     # The only way to name port directions in Amaranth 0.5 (verilog.convert uses it the same
     # way when it builds the ports of a component itself).
-    from amaranth.hdl._ir import PortDirection
-    from amaranth.lib import wiring
+    from ahasd.hw.compat import PortDirection
     ports = {name: (value, PortDirection.Input if member.flow == wiring.In
                     else PortDirection.Output)
              for name, member, value in _ports(component)}
@@ -100,8 +103,9 @@ def _sorted_module_headers(text):
 def port_list(component):
     """``(inputs, outputs)`` of a ``wiring.Component`` as lists of ``(verilog_name, width)``.
 
-    Port names are the signature paths joined with ``__`` (Amaranth's convention); ``clk`` and
-    ``rst`` of the ``sync`` domain are not listed.
+    Port names are the signature paths joined with ``__`` (Amaranth's convention), with ``_``
+    inside an AXI4-Lite member (``s_axil_awaddr``, :func:`ahasd.hw.axil.port_name`); ``clk``
+    and ``rst`` of the ``sync`` domain are not listed.
     """
     from amaranth.lib import wiring
     inputs, outputs = [], []

@@ -4,10 +4,13 @@ Amaranth warns (``UnusedElaboratable``) at garbage collection about every elabor
 created and never elaborated, and it creates the object before ``__init__`` runs, so a component
 whose constructor rejects its parameters would warn too. Amaranth 0.5 has no public switch for
 that; :func:`rejecting_construction` sets the private ``_MustUse__silence`` flag (the same one
-``amaranth.hdl._unused.MustUse`` reads) only on that failure path.
+``amaranth.hdl._unused.MustUse`` reads, through :func:`ahasd.hw.compat.silence_unused`) only on
+that failure path.
 """
 
 import contextlib
+
+from ahasd.hw.compat import silence_unused
 
 __all__ = ["rejecting_construction"]
 
@@ -28,5 +31,5 @@ def rejecting_construction(component):
     try:
         yield
     except Exception:
-        component._MustUse__silence = True
+        silence_unused(component)
         raise

@@ -33,8 +33,10 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw import controller_flow as flow
 from ahasd.hw import controller_status as status
+from ahasd.hw.axil import AXILiteSignature
+from ahasd.hw.compat import silence_unused
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.csr import CSR, axil_ports
+from ahasd.hw.csr import AXI_PREFIX, CSR
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor
 from ahasd.hw.edc import EDC
 from ahasd.hw.gts import GTS, Task
@@ -80,7 +82,8 @@ class Controller(wiring.Component):
 
     Ports
     -----
-    s_axil_* : AXI4-Lite slave, ``sync`` (:class:`ahasd.hw.csr.CSR`).
+    s_axil : In(:class:`ahasd.hw.axil.AXILiteSignature`), ports ``s_axil_*``, ``sync``
+        AXI4-Lite slave (:class:`ahasd.hw.csr.CSR`).
     irq : Out(1), ``sync``
         OR of ``INT_STATUS & INT_ENABLE``.
     draft_in : In(stream of DraftDescriptor), ``sync``
@@ -139,14 +142,14 @@ class Controller(wiring.Component):
                 parts.append(GTS(ranks=RANKS, stats_bits=counter_bits))
         except Exception:
             for part in parts:   # built before the error; they will never be elaborated
-                part._MustUse__silence = True
+                silence_unused(part)
             raise
         self._csr, self._queues, self._edc, self._tvc, self._gts = parts
         self.depths = (draft_depth, feedback_depth, preverify_depth)
         self.counter_bits = counter_bits
         tp = self._tvc.params
         super().__init__({
-            **axil_ports(addr_width),
+            AXI_PREFIX: In(AXILiteSignature(addr_width)),
             "irq": Out(1),
             "draft_in": In(stream.Signature(DraftDescriptor)),
             "draft_squash": Out(1),

@@ -8,9 +8,7 @@ part documents what it adds to it). The order of the calls is the order of the d
 
 from amaranth import Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In
 
-from ahasd.hw.csr import axil_ports
 from ahasd.hw.gts import TaskKind
 from ahasd.hw.tvc import Table
 
@@ -19,12 +17,7 @@ __all__ = ["bus", "queues", "edc_decisions", "tvc_requests", "gts_tasks"]
 
 def bus(m, ctl, regs, ranks):
     """The AXI4-Lite port to the CSR, and the constant PARAMS register."""
-    csr = ctl._csr
-    for name, member in axil_ports(csr.addr_width).items():
-        if member.flow == In:
-            m.d.comb += getattr(csr, name).eq(getattr(ctl, name))
-        else:
-            m.d.comb += getattr(ctl, name).eq(getattr(csr, name))
+    wiring.connect(m, wiring.flipped(ctl.s_axil), ctl._csr.s_axil)
     m.d.comb += [
         regs.params.draft_depth.eq(ctl.depths[0]),
         regs.params.feedback_depth.eq(ctl.depths[1]),

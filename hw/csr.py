@@ -9,32 +9,19 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.axil import AXILiteSignature
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.regmap import DATA_WIDTH, load
 from ahasd.spec.params import check_int
 
-__all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "axil_ports", "field_ports"]
+__all__ = ["CSR", "AXI_PREFIX", "RESP_OKAY", "RESP_SLVERR", "field_ports"]
 
-#: Prefix of the flat AXI4-Lite port names (``s_axil_awaddr`` ...), as cocotbext-axi's
+#: Name of the AXI4-Lite slave member: ports ``s_axil_awaddr`` ..., as cocotbext-axi's
 #: ``AxiLiteBus.from_prefix(dut, "s_axil")`` and vendor IP packagers expect them.
 AXI_PREFIX = "s_axil"
 
 RESP_OKAY = 0b00
 RESP_SLVERR = 0b10
-
-
-def axil_ports(addr_width, prefix=AXI_PREFIX):
-    """Signature members of an AXI4-Lite slave (no ``prot``: all accesses are treated alike)."""
-    strb = DATA_WIDTH // 8
-    return {
-        f"{prefix}_awaddr": In(addr_width), f"{prefix}_awvalid": In(1), f"{prefix}_awready": Out(1),
-        f"{prefix}_wdata": In(DATA_WIDTH), f"{prefix}_wstrb": In(strb), f"{prefix}_wvalid": In(1),
-        f"{prefix}_wready": Out(1),
-        f"{prefix}_bresp": Out(2), f"{prefix}_bvalid": Out(1), f"{prefix}_bready": In(1),
-        f"{prefix}_araddr": In(addr_width), f"{prefix}_arvalid": In(1), f"{prefix}_arready": Out(1),
-        f"{prefix}_rdata": Out(DATA_WIDTH), f"{prefix}_rresp": Out(2), f"{prefix}_rvalid": Out(1),
-        f"{prefix}_rready": In(1),
-    }
 
 
 def field_ports(field):
@@ -72,7 +59,8 @@ class CSR(wiring.Component):
 
     Ports
     -----
-    s_axil_* : AXI4-Lite slave (see :func:`axil_ports`)
+    s_axil : In(:class:`ahasd.hw.axil.AXILiteSignature`), ports ``s_axil_awaddr`` ...
+        AXI4-Lite slave (no ``prot``: all accesses are treated alike).
         One write and one read in flight at a time. AW and W may arrive in either order or
         together; the write is performed once both are held, then B is raised and held until
         ``bready``. A read returns one cycle after its AR handshake and R is held until ``rready``.
@@ -104,10 +92,11 @@ class CSR(wiring.Component):
                 ports.update(field_ports(f))
             if ports:
                 regs[reg.port_name] = Out(wiring.Signature(ports))
-        super().__init__({**axil_ports(addr_width), "regs": Out(wiring.Signature(regs))})
+        super().__init__({AXI_PREFIX: In(AXILiteSignature(addr_width)),
+                          "regs": Out(wiring.Signature(regs))})
 
     def _axi(self, name):
-        return getattr(self, f"{AXI_PREFIX}_{name}")
+        return getattr(self.s_axil, name)
 
     def elaborate(self, platform):
         m = Module()

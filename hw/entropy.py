@@ -12,8 +12,9 @@ Pipeline (one logit per cycle):
 * D: ``S = (S >> k) + p``, ``U = (U >> k) + k*(S >> k) + nd*p`` (the only loop-carried stage).
 
 After the element with ``last``: leading-one detection and the ``log2`` table for ``log2 S``, then
-a 22-cycle restoring division ``U / S``, then ``H = (log2 S + U/S) * ln 2`` on ``o_stream``. The
-input is held off (``ready`` low) from the ``last`` element until the result has been taken, about
+a 22-cycle restoring division ``U / S`` (:class:`ahasd.hw.divider.Divider`; a quotient that
+saturates is found in its first cycle, and then no division runs), then
+``H = (log2 S + U/S) * ln 2`` on ``o_stream``. The input is held off (``ready`` low) from the ``last`` element until the result has been taken, about
 30 cycles per stream.
 """
 
@@ -22,6 +23,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.divider import Divider
 from ahasd.spec.entropy import (EXP2_LUT, LN2_Q16, LOG2_LUT, LOG2E_Q15, LOG_INDEX, LOG_INTERP,
                                P_FRAC, Q_BITS, Q_FRAC, Y_FRAC, EntropyConfig)
 
@@ -166,10 +168,10 @@ class EntropyUnit(wiring.Component):
         exponent = Signal(signed(8))
         m.d.comb += [log_rd.addr.eq(frac[LOG_INTERP:]), log_rd.en.eq(1)]
 
-        rem = Signal(uw + Q_FRAC)
-        dsh = Signal(sw + Q_BITS)
-        quot = Signal(Q_BITS)
-        step = Signal(range(Q_BITS + 1))
+        # The shared divider, saturating in a check cycle: U / S in Q_FRAC fraction bits.
+        m.submodules.divider = div = Divider(dividend_width=uw + Q_FRAC, divisor_width=sw,
+                                             quotient_bits=Q_BITS, check_cycle=True)
+        m.d.comb += [div.dividend.eq(u_acc << Q_FRAC), div.divisor.eq(s_acc)]
         log2_s = Signal(signed(32))
         h_bits = Signal(signed(34))
         result = Signal(16)
@@ -178,19 +180,14 @@ class EntropyUnit(wiring.Component):
                 with m.If(fin_start):
                     m.next = "LOG"
             with m.State("LOG"):
-                # s_acc is final: find its leading one and set up the divider.
-                m.d.sync += [lz.eq(sw - 1 - e), exponent.eq(e - P_FRAC),
-                             rem.eq(u_acc << Q_FRAC), dsh.eq(s_acc << (Q_BITS - 1)),
-                             step.eq(Q_BITS)]
-                with m.If(u_acc >= (s_acc << (Q_BITS - Q_FRAC))):
-                    m.d.sync += [quot.eq(2**Q_BITS - 1), step.eq(0)]   # U/S saturates
-                with m.Else():
-                    m.d.sync += quot.eq(0)
+                # s_acc is final: find its leading one.
+                m.d.sync += [lz.eq(sw - 1 - e), exponent.eq(e - P_FRAC)]
                 m.next = "NORM"
             with m.State("NORM"):
                 # The mantissa (S shifted by the registered leading-zero count) addresses the
-                # log table this cycle.
+                # log table this cycle; the divider starts (its check cycle is LUT's).
                 m.d.sync += interp.eq(frac[:LOG_INTERP])
+                m.d.comb += div.start.eq(1)
                 m.next = "LUT"
             with m.State("LUT"):
                 lo = log_rd.data[:16]
@@ -198,14 +195,8 @@ class EntropyUnit(wiring.Component):
                 m.d.sync += log2_s.eq((exponent << Q_FRAC) + lo + ((delta * interp) >> LOG_INTERP))
                 m.next = "DIV"
             with m.State("DIV"):
-                with m.If(step != 0):
-                    with m.If(rem >= dsh):
-                        m.d.sync += [rem.eq(rem - dsh), quot.eq((quot << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += quot.eq(quot << 1)
-                    m.d.sync += [dsh.eq(dsh >> 1), step.eq(step - 1)]
-                with m.Else():
-                    m.d.sync += h_bits.eq(log2_s + quot)
+                with m.If(~div.busy):
+                    m.d.sync += h_bits.eq(log2_s + div.quotient)
                     m.next = "SCALE"
             with m.State("SCALE"):
                 h = Signal(signed(52))

@@ -1,8 +1,8 @@
 """Mean entropy of a draft batch, from the logits of its tokens: the EDC ``draft_entropy`` input.
 
 :class:`ahasd.hw.entropy.EntropyUnit` computes each token's entropy; this block sums them and, at
-the end of the batch, divides by the token count (16-cycle restoring divider, rounded half up),
-bit-exact with :func:`ahasd.sim.blocks.entropy.batch_mean_fx`.
+the end of the batch, divides by the token count (16-cycle restoring divider,
+:class:`ahasd.hw.divider.Divider`, rounded half up), bit-exact with :func:`ahasd.sim.blocks.entropy.batch_mean_fx`.
 """
 
 from amaranth.hdl import Module, Signal, signed, unsigned
@@ -10,6 +10,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.divider import Divider
 from ahasd.hw.entropy import EntropyUnit
 from ahasd.spec.params import check_int
 
@@ -72,10 +73,10 @@ class BatchEntropy(wiring.Component):
         with m.If(self.i_stream.valid & self.i_stream.ready & self.i_stream.payload.last):
             m.d.sync += end_pending.eq(self.i_stream.payload.batch_last)
 
-        rem = Signal(total.shape())
-        dsh = Signal(len(total) + 16)
-        quot = Signal(16)
-        steps = Signal(range(17))
+        # The shared divider: (sum + n // 2) // n, 16 quotient bits (a mean of 16-bit values).
+        m.submodules.divider = div = Divider(dividend_width=len(total) + 1,
+                                             divisor_width=len(count) + 1, quotient_bits=16,
+                                             round_half_up=True)
         with m.FSM():
             with m.State("SUM"):
                 m.d.comb += ent.o_stream.ready.eq(1)
@@ -85,24 +86,17 @@ class BatchEntropy(wiring.Component):
                     with m.If(count == self.max_batch):
                         m.d.sync += too_long.eq(1)
                     with m.If(end_pending):
-                        # (sum + n//2) // n; the quotient fits 16 bits (a mean of 16-bit values).
-                        m.d.sync += [rem.eq(new_total + (new_count >> 1)),
-                                     dsh.eq(new_count << 15), quot.eq(0), steps.eq(16),
-                                     total.eq(0), count.eq(0)]
+                        m.d.comb += [div.start.eq(1), div.dividend.eq(new_total),
+                                     div.divisor.eq(new_count)]
+                        m.d.sync += [total.eq(0), count.eq(0)]
                         m.next = "DIV"
                     with m.Else():
                         m.d.sync += [total.eq(new_total), count.eq(new_count)]
             with m.State("DIV"):
-                with m.If(steps != 0):
-                    with m.If(rem >= dsh):
-                        m.d.sync += [rem.eq(rem - dsh), quot.eq((quot << 1) | 1)]
-                    with m.Else():
-                        m.d.sync += quot.eq(quot << 1)
-                    m.d.sync += [dsh.eq(dsh >> 1), steps.eq(steps - 1)]
-                with m.Else():
+                with m.If(~div.busy):
                     m.next = "OUT"
             with m.State("OUT"):
-                m.d.comb += [self.o_stream.valid.eq(1), self.o_stream.payload.eq(quot)]
+                m.d.comb += [self.o_stream.valid.eq(1), self.o_stream.payload.eq(div.quotient)]
                 with m.If(self.o_stream.ready):
                     m.next = "SUM"
         return m

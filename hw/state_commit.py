@@ -9,13 +9,13 @@ burst carries ``E`` elements of one row ``i``. Lane ``l`` computes
 with ``max_rank + 1`` multipliers per lane, so a burst is done in one cycle and the unit keeps pace
 with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.sim.specla.fixed`.
 
-Factors are loaded while idle on the ``f_*`` port, one word of ``16 * max(max_rank, E)`` bits
-(16-bit values, value n in bits ``16n..16n+15``) per cycle: ``P`` (value 0: the decay product of
-the whole path), ``W`` (values t: ``w_t``, the decay after token t), ``K`` at ``f_index = i``
-(values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)`` by ``max_rank`` multipliers, so
-``W`` comes first), ``U`` at ``f_t = t``, ``f_index = jb`` (values l: ``u_t[jb * E + l]``). A
-commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for 128 x 128, A = 16, against about 4400
-to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
+Factors are loaded while idle on the ``f`` stream, one ``data`` word of ``16 * max(max_rank, E)``
+bits (16-bit values, value n in bits ``16n..16n+15``) per cycle, its ``kind`` saying what it is:
+``P`` (value 0: the decay product of the whole path), ``W`` (values t: ``w_t``, the decay after
+token t), ``K`` at ``index = i`` (values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)``
+by ``max_rank`` multipliers, so ``W`` comes first), ``U`` for token ``t`` at ``index = jb``
+(values l: ``u_t[jb * E + l]``). A commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for
+128 x 128, A = 16, against about 4400 to stream the state). The keys live in a memory of ``d_k`` words of ``max_rank`` values (read by
 row), the values in one memory per lane of ``d_v / E`` words of ``max_rank`` values (read by burst
 column), all in ``amaranth.lib.memory``, read when a burst lands. Each lane's MAC tree is one
 :class:`CommitLane` and each key scaling one :class:`KeyScale`, so the area flow maps each circuit
@@ -28,7 +28,7 @@ back-pressure on ``o_stream`` stalls the reads instead of losing data.
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, signed
-from amaranth.lib import enum, fifo, memory, stream, wiring
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
@@ -37,7 +37,7 @@ from ahasd.spec.dram import DRAMConfig
 from ahasd.spec.params import check_instance, check_int, check_power_of_two
 from ahasd.spec.specla import ACC_BITS, FACTOR_KINDS, W_FRAC
 
-__all__ = ["StateCommit", "CommitLane", "KeyScale", "FactorKind"]
+__all__ = ["StateCommit", "CommitLane", "KeyScale", "FactorKind", "factor_layout"]
 
 
 class FactorKind(enum.Enum, shape=2):
@@ -45,8 +45,17 @@ class FactorKind(enum.Enum, shape=2):
     :func:`ahasd.sim.specla.fixed.load_sequence`)."""
     P = FACTOR_KINDS["P"]   # decay product of the path (Q1.15, unsigned)
     W = FACTOR_KINDS["W"]   # w_0..w_{R-1} (Q1.15, unsigned)
-    K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at f_index = i (Q1.14), stored as round(k * w_t)
-    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] at f_t = t, f_index = jb (Q3.12)
+    K = FACTOR_KINDS["K"]   # k_0[i]..k_{R-1}[i] at index = i (Q1.14), stored as round(k * w_t)
+    U = FACTOR_KINDS["U"]   # u_t[jb*E .. jb*E+E-1] for token t at index = jb (Q3.12)
+
+
+def factor_layout(*, max_rank, d_k, d_v, lanes):
+    """Payload of the ``f`` stream: what the word loads (:class:`FactorKind`), its token ``t``,
+    its key row or value burst column ``index``, and the ``data`` word of
+    ``16 * max(max_rank, lanes)`` bits."""
+    return data.StructLayout({"kind": FactorKind, "t": range(max_rank),
+                              "index": range(max(d_k, d_v // lanes)),
+                              "data": 16 * max(max_rank, lanes)})
 
 
 class StateCommit(wiring.Component):
@@ -63,10 +72,13 @@ class StateCommit(wiring.Component):
 
     Ports
     -----
-    f_valid, f_kind, f_t, f_index, f_data, f_ready : factor load (see the module docstring)
+    f : in stream of :attr:`factor_layout` {kind: FactorKind, t, index, data}
+        Factor loads (see the module docstring); ``ready`` while idle (``~busy``).
     rank, base_row, start : in
         Commit ``rank`` tokens (0..max_rank) to the state at global row ``base_row``; ``start``
-        while idle begins; a ``rank`` above ``max_rank`` sets ``error`` and nothing runs.
+        while idle begins; a ``rank`` above ``max_rank`` sets ``error`` and nothing runs (a
+        command strobe with its operands, as the GEMV bank's, not a stream: a ``start`` while
+        busy is ignored).
     o_stream : out stream of ``E * 16`` bits
         The new state's bursts in address order (same layout as read).
     busy, error, cycles : out
@@ -98,10 +110,10 @@ class StateCommit(wiring.Component):
         self.load_width = 16 * max(max_rank, lanes)
         #: Output FIFO depth: room for every burst in flight at full rate, plus slack.
         self.fifo_depth = (config.t_rl + 4) // config.t_ccd + 3
+        #: Payload of ``f`` (:func:`factor_layout`).
+        self.factor_layout = factor_layout(max_rank=max_rank, d_k=d_k, d_v=d_v, lanes=lanes)
         sig = {
-            "f_valid": In(1), "f_kind": In(FactorKind), "f_t": In(range(max_rank)),
-            "f_index": In(range(max(d_k, d_v // lanes))), "f_data": In(self.load_width),
-            "f_ready": Out(1),
+            "f": In(stream.Signature(self.factor_layout)),
             "rank": In(range(max_rank + 1)),
             "base_row": In(range(config.rows * config.n_banks)),
             "start": In(1),
@@ -131,35 +143,36 @@ class StateCommit(wiring.Component):
         w_regs = [Signal(16, name=f"w{t}") for t in range(R)]
         load = Signal()
         u_en = Signal(R)
-        m.d.comb += [self.f_ready.eq(~self.busy), load.eq(self.f_valid & ~self.busy)]
+        f = self.f.payload
+        m.d.comb += [self.f.ready.eq(~self.busy), load.eq(self.f.valid & ~self.busy)]
         # A key row k_t[i] for every t: kw_t = sat16(round(k_t[i] * w_t)), R multipliers (one
         # KeyScale module each, all the same circuit).
         kws_in = []
         for t in range(R):
             m.submodules[f"kscale{t}"] = scale = KeyScale()
-            m.d.comb += [scale.k.eq(self.f_data.word_select(t, 16)), scale.w.eq(w_regs[t])]
+            m.d.comb += [scale.k.eq(f.data.word_select(t, 16)), scale.w.eq(w_regs[t])]
             kws_in.append(scale.kw)
         m.d.comb += [
-            kw_port.addr.eq(self.f_index),
+            kw_port.addr.eq(f.index),
             kw_port.data.eq(Cat(*kws_in)),
         ]
         for l, (uw_port, _) in enumerate(umems):
-            m.d.comb += [uw_port.addr.eq(self.f_index), uw_port.en.eq(u_en),
-                         uw_port.data.eq(Cat(*[self.f_data.word_select(l, 16)] * R))]
+            m.d.comb += [uw_port.addr.eq(f.index), uw_port.en.eq(u_en),
+                         uw_port.data.eq(Cat(*[f.data.word_select(l, 16)] * R))]
         with m.If(load):
-            with m.Switch(self.f_kind):
+            with m.Switch(f.kind):
                 with m.Case(FactorKind.P):
-                    m.d.sync += p_reg.eq(self.f_data[:16])
+                    m.d.sync += p_reg.eq(f.data[:16])
                 with m.Case(FactorKind.W):
-                    m.d.sync += [w.eq(self.f_data.word_select(t, 16))
+                    m.d.sync += [w.eq(f.data.word_select(t, 16))
                                  for t, w in enumerate(w_regs)]
                 # Indices past the memories are ignored (they would alias other words).
                 with m.Case(FactorKind.K):
-                    with m.If(self.f_index < self.d_k):
+                    with m.If(f.index < self.d_k):
                         m.d.comb += kw_port.en.eq(1)
                 with m.Case(FactorKind.U):
-                    with m.If(self.f_index < nblk):
-                        m.d.comb += u_en.eq(1 << self.f_t)
+                    with m.If(f.index < nblk):
+                        m.d.comb += u_en.eq(1 << f.t)
 
         # ---- run state --------------------------------------------------------------------
         rank_reg = Signal(range(R + 1))

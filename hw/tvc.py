@@ -10,6 +10,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.divider import Divider
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
 __all__ = ["Table", "TVC", "DECISION_LATENCY", "record_layout", "decide_layout", "result_layout"]
@@ -89,7 +90,8 @@ class TVC(wiring.Component):
     Ordering and backpressure
     -------------------------
     ``record__ready`` and ``decide__ready`` are both ``~busy``. A record with a non-zero length
-    starts the sequential divider (restoring, one quotient bit per cycle) and keeps ``busy`` high
+    starts the sequential divider (:class:`ahasd.hw.divider.Divider`, one quotient bit per
+    cycle) and keeps ``busy`` high
     until its ratio is in the table: ``min(cb + 2 + 8, rb) + 2`` cycles after accept (26 with the
     defaults); a ratio that would saturate is detected in the first divider cycle. A decide reads
     the tables in its accept cycle, so a decide and a record accepted in the same cycle behave
@@ -121,7 +123,7 @@ class TVC(wiring.Component):
             "preset": In(wiring.Signature({**tables, "load": Out(len(TABLES))})),
             "record": In(stream.Signature(self.record_layout)),
             "decide": In(stream.Signature(self.decide_layout)),
-            # Not stream.Signature(always_ready=True): its constant `ready` cannot be a port.
+            # always_ready: no `ready` port (docs/streams.md).
             "result": Out(stream.Signature(self.result_layout, always_ready=True)),
             "error_count": Out(p.counter_bits),
             "busy": Out(1),
@@ -190,47 +192,25 @@ class TVC(wiring.Component):
         m.d.comb += numerator.eq(
             Cat(Const(0, RATIO_FRAC_BITS),
                 Mux(rec.table == Table.NVCT, to_pim(rec.cycles), rec.cycles)))
-        high_bits = max(p.numerator_bits - steps, lb + 1)
+        # The shared divider with a saturation check cycle: a ratio that needs more than rb bits
+        # is found in the first cycle (then written as ratio_max, steps == rb), any other takes
+        # `steps` more. A preset of the record's table aborts it.
+        m.submodules.divider = div = Divider(dividend_width=p.numerator_bits, divisor_width=lb,
+                                             quotient_bits=steps, check_cycle=True)
         div_table = Signal(Table)
-        div_len = Signal(lb)
-        div_rem = Signal(high_bits)          # numerator >> steps, then the partial remainder
-        div_quo = Signal(steps)              # the low dividend bits, shifted out as quotient bits
-        div_check = Signal()                 # first divider cycle: saturation check
-        div_count = Signal(range(steps + 1))
         div_write = Signal()
         div_value = Signal(rb)
-
-        with m.If(div_busy & load.bit_select(div_table.as_value(), 1)):
-            m.d.sync += div_busy.eq(0)       # a preset after the record overwrites the table
-        with m.Elif(div_busy & div_check):
-            m.d.sync += div_check.eq(0)
-            with m.If(div_rem >= div_len):   # the quotient needs more than rb bits: saturate
-                m.d.comb += [div_write.eq(1), div_value.eq(p.ratio_max)]
-                m.d.sync += div_busy.eq(0)
-        with m.Elif(div_busy):
-            # Restoring division: div_rem < div_len always, so the shifted remainder has lb + 1
-            # bits.
-            shifted = Cat(div_quo[-1], div_rem[:lb])
-            bit = shifted >= div_len
-            next_quo = Cat(bit, div_quo[:-1])
-            m.d.sync += [
-                div_rem.eq(Mux(bit, shifted - div_len, shifted)),
-                div_quo.eq(next_quo),
-                div_count.eq(div_count - 1),
-            ]
-            with m.If(div_count == 1):
-                m.d.comb += [div_write.eq(1), div_value.eq(next_quo)]
-                m.d.sync += div_busy.eq(0)
-        with m.If(rec_accept & ~rec_bad & ~rec_squashed):
-            m.d.sync += [
-                div_busy.eq(1),
-                div_check.eq(1),
-                div_count.eq(steps),
-                div_table.eq(rec.table),
-                div_len.eq(rec.length),
-                div_rem.eq(numerator[steps:]),
-                div_quo.eq(numerator[:steps]),
-            ]
+        m.d.comb += [
+            div_busy.eq(div.busy),
+            div.abort.eq(load.bit_select(div_table.as_value(), 1)),
+            div.start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            div.dividend.eq(numerator),
+            div.divisor.eq(rec.length),
+            div_write.eq(div.result.valid),
+            div_value.eq(div.result.payload),
+        ]
+        with m.If(div.start):
+            m.d.sync += div_table.eq(rec.table)
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         for index, (name, entries) in enumerate(tables.items()):

@@ -20,6 +20,7 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.axil import AXILiteSignature
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.params import check_int
 
@@ -28,15 +29,6 @@ __all__ = ["UARTAXILiteBridge", "CMD_WRITE", "CMD_READ", "REPLY_BAD_COMMAND"]
 CMD_WRITE = 0x57
 CMD_READ = 0x52
 REPLY_BAD_COMMAND = 0xEE
-
-
-def _master_ports(addr_width, prefix):
-    ports = {"awaddr": Out(addr_width), "awvalid": Out(1), "awready": In(1),
-             "wdata": Out(32), "wstrb": Out(4), "wvalid": Out(1), "wready": In(1),
-             "bresp": In(2), "bvalid": In(1), "bready": Out(1),
-             "araddr": Out(addr_width), "arvalid": Out(1), "arready": In(1),
-             "rdata": In(32), "rresp": In(2), "rvalid": In(1), "rready": Out(1)}
-    return {f"{prefix}_{name}": member for name, member in ports.items()}
 
 
 class UARTAXILiteBridge(wiring.Component):
@@ -56,7 +48,8 @@ class UARTAXILiteBridge(wiring.Component):
         Serial input (idle high).
     tx : out
         Serial output (idle high).
-    m_axil_* : AXI4-Lite master (``awaddr`` ... ``rready``, no ``prot``)
+    m_axil : Out(:class:`ahasd.hw.axil.AXILiteSignature`), ports ``m_axil_awaddr`` ...
+        AXI4-Lite master (no ``prot``).
     """
 
     def __init__(self, *, divisor=104, addr_width=8):
@@ -66,7 +59,7 @@ class UARTAXILiteBridge(wiring.Component):
         self.divisor = divisor
         self.addr_width = addr_width
         super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1),
-                          **_master_ports(addr_width, "m_axil")})
+                          "m_axil": Out(AXILiteSignature(addr_width))})
 
     def _rx(self, m):
         """Byte receiver: (byte, strobe) with strobe high for one cycle per good frame."""
@@ -126,7 +119,7 @@ class UARTAXILiteBridge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        a = lambda name: getattr(self, f"m_axil_{name}")     # noqa: E731
+        a = lambda name: getattr(self.m_axil, name)     # noqa: E731
         byte, got = self._rx(m)
         tx_data, tx_start, tx_busy = self._tx(m)
         cmd = Signal(8)

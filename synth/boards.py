@@ -53,7 +53,7 @@ class ControllerBoardTop(Elaboratable):
         from ahasd.hw.uart_axil import UARTAXILiteBridge
         m = Module()
         ctrl = Controller()
-        addr_width = len(ctrl.s_axil_awaddr)
+        addr_width = len(ctrl.s_axil.awaddr)
         divisor = round(platform.default_clk_frequency / self.baud)
         m.submodules.ctrl = ctrl
         m.submodules.bridge = bridge = UARTAXILiteBridge(divisor=divisor, addr_width=addr_width)
@@ -75,12 +75,7 @@ class ControllerBoardTop(Elaboratable):
         uart = platform.request("uart", 0, dir="-")
         m.d.comb += [bridge.rx.eq(pin("uart", 0, "i", "rx").i),
                      pin("uart", 0, "o", "tx").o.eq(bridge.tx)]
-        for name, member in bridge.signature.members.items():
-            if not name.startswith("m_axil_"):
-                continue
-            port = "s_axil_" + name[len("m_axil_"):]
-            master, slave = getattr(bridge, name), getattr(ctrl, port)
-            m.d.comb += (slave.eq(master) if member.flow == wiring.Out else master.eq(slave))
+        wiring.connect(m, bridge.m_axil, ctrl.s_axil)
 
         inputs, outputs = port_list(ctrl)
         data_in = [getattr_path(ctrl, n) for n, _ in inputs if not n.startswith("s_axil_")]

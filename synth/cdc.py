@@ -17,13 +17,18 @@ drives elements of two domains outside a synchroniser is reported as well. Clock
 domains by the names Amaranth gives them (``clk`` for ``sync``, ``<domain>_clk`` otherwise).
 
 This walks Amaranth's internal netlist (``amaranth.hdl._ir.build_netlist``, the same netlist
-the RTLIL and Verilog back ends emit); it is pinned to the Amaranth 0.5 series.
+the RTLIL and Verilog back ends emit) through :mod:`ahasd.hw.compat`; it is pinned to the
+Amaranth 0.5 series.
 """
 
 from dataclasses import dataclass
 
-from amaranth.hdl import Fragment, Signal, _ir, _nir
+from amaranth.hdl import Signal
 from amaranth.lib import cdc, fifo, wiring
+
+from ahasd.hw import compat
+from ahasd.hw.axil import port_name
+from ahasd.hw.compat import AsyncReadPort, FlipFlop, Net, PortDirection, SyncReadPort, SyncWritePort
 
 __all__ = ["Crossing", "SYNCHRONISERS", "ASYNC_FIFOS", "crossings", "check"]
 
@@ -52,9 +57,8 @@ def _ports(component):
         value = value.as_value() if hasattr(value, "as_value") else value
         if not isinstance(value, Signal):
             continue   # a constant member (the ready of an always-ready stream)
-        direction = _ir.PortDirection.Input if member.flow == wiring.In else \
-            _ir.PortDirection.Output
-        ports["__".join(map(str, path))] = (value, direction)
+        direction = PortDirection.Input if member.flow == wiring.In else PortDirection.Output
+        ports[port_name(component.signature, path)] = (value, direction)
     return ports
 
 
@@ -62,22 +66,21 @@ class _Netlist:
     """The netlist of ``component`` with names, domains and the kinds of its modules."""
 
     def __init__(self, component):
-        design = Fragment.get(component, None).prepare(ports=_ports(component),
-                                                       hierarchy=("top",))
-        self.nl = nl = _ir.build_netlist(design)
+        design, nl = compat.netlist(component, _ports(component), hierarchy=("top",))
+        self.nl = nl
         kinds = {}
-        for fragment, info in design.fragments.items():
-            for origin in getattr(fragment, "origins", None) or ():
+        for name, origins in compat.fragment_origins(design):
+            for origin in origins:
                 if isinstance(origin, SYNCHRONISERS):
-                    kinds[info.name] = "sync"
+                    kinds[name] = "sync"
                 elif isinstance(origin, ASYNC_FIFOS):
-                    kinds.setdefault(info.name, "fifo")
+                    kinds.setdefault(name, "fifo")
         self.kinds = kinds
         self.inputs = {}           # top input net -> port name
         top = nl.cells[0]
         for name, (start, width) in top.ports_i.items():
             for bit in range(width):
-                self.inputs[_nir.Net.from_cell(0, start + bit)] = \
+                self.inputs[Net.from_cell(0, start + bit)] = \
                     name if width == 1 else f"{name}[{bit}]"
         self.names = {}
         for signal, value in nl.signals.items():
@@ -108,7 +111,7 @@ class _Netlist:
 
     def write_domains(self, memory):
         return {self.domain_of_clock(c.clk) for c in self.nl.cells
-                if isinstance(c, _nir.SyncWritePort) and c.memory == memory}
+                if isinstance(c, SyncWritePort) and c.memory == memory}
 
     def sources(self, net):
         """``(origins, direct)`` of ``net``: origins is a set of ``(kind, where, domain)``
@@ -121,15 +124,15 @@ class _Netlist:
         cell = self.nl.cells[net.cell]
         if net.cell == 0:
             result = frozenset({("in", self.inputs[net], None)}), True
-        elif isinstance(cell, _nir.FlipFlop):
+        elif isinstance(cell, FlipFlop):
             result = frozenset({("ff", self.describe(net.cell, net),
                                  self.domain_of_clock(cell.clk))}), True
-        elif isinstance(cell, _nir.SyncReadPort):
+        elif isinstance(cell, SyncReadPort):
             result = frozenset({("ff", self.describe(net.cell),
                                  self.domain_of_clock(cell.clk))}), True
         else:
             origins, direct = set(), False
-            if isinstance(cell, _nir.AsyncReadPort):
+            if isinstance(cell, AsyncReadPort):
                 origins |= {("mem", cell.memory, d) for d in self.write_domains(cell.memory)}
             for edge, _ in cell.comb_edges_to(net.bit):
                 more, _ = self.sources(edge)
@@ -147,18 +150,18 @@ def crossings(component, allowed=None):
     found = []
     input_domains = {}
     for index, cell in enumerate(n.nl.cells):
-        if isinstance(cell, _nir.FlipFlop):
+        if isinstance(cell, FlipFlop):
             nets = list(cell.data) + ([cell.arst] if not cell.arst.is_const else [])
-        elif isinstance(cell, _nir.SyncWritePort):
+        elif isinstance(cell, SyncWritePort):
             nets = list(cell.data) + list(cell.addr) + list(cell.en)
-        elif isinstance(cell, _nir.SyncReadPort):
+        elif isinstance(cell, SyncReadPort):
             nets = list(cell.addr) + [cell.en]
         else:
             continue
         domain = n.domain_of_clock(cell.clk)
         kind = n.module_kind(index)
-        dest = n.describe(index, _nir.Net.from_cell(index, 0))
-        if isinstance(cell, _nir.SyncReadPort):
+        dest = n.describe(index, Net.from_cell(index, 0))
+        if isinstance(cell, SyncReadPort):
             foreign = n.write_domains(cell.memory) - {domain}
             if foreign and kind == "fifo" and allowed is not None:
                 allowed.append(Crossing(dest, domain, f"memory {cell.memory}",

@@ -1,4 +1,4 @@
-"""cocotb base testbench for designs with an AXI4-Lite slave port (``ahasd.hw.csr.axil_ports``).
+"""cocotb base testbench for designs with an AXI4-Lite slave port (``ahasd.hw.axil.AXILiteSignature``).
 
 :class:`AxiLiteTB` owns the bus-functional models, in the manner of verilog-axis's ``TB``
 classes: one clock per domain with its own period and a reset per domain

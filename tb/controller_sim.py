@@ -81,7 +81,7 @@ class ControllerSim:
                 self.draft_credit -= 1
 
     def _ax(self, name):
-        return getattr(self.dut, f"s_axil_{name}")
+        return getattr(self.dut.s_axil, name)
 
     async def _handshake(self, ctx, ready, what):
         for _ in range(BUS_TIMEOUT):

@@ -64,15 +64,16 @@ def run_verilated(config, S, jobs, *, max_rank):
         for P, k, w, u in jobs:
             loads = load_sequence(P, k, w, u, lanes=dut.unit.lanes)
             for kind, t, index, data in loads:
-                words = dict(zip((f"f_data{n}" for n in range(dut.f_words)),
-                                 dut.split(data, dut.f_words)))
-                model.step(vec(f_valid=1, f_kind=kind, f_t=t, f_index=index, **words))
-            model.step(vec(rank=len(w), start=1, o_ready=1))
+                words = dict(zip((f"f__payload{n}" for n in range(dut.f_words)),
+                                 dut.factor_words(kind, t, index, data)))
+                model.step(vec(f__valid=1, **words))
+            model.step(vec(rank=len(w), start=1, o_stream__ready=1))
             words = []
             for _ in range(budget):
-                r = model.step(vec(o_ready=1))
-                if r[col["o_valid"]]:
-                    words.append(dut.join(r[col[f"o_data{n}"]] for n in range(dut.words)))
+                r = model.step(vec(o_stream__ready=1))
+                if r[col["o_stream__valid"]]:
+                    words.append(dut.join(r[col[f"o_stream__payload{n}"]]
+                                          for n in range(dut.words)))
                 if not r[col["busy"]]:
                     break
             else:

@@ -13,7 +13,9 @@ from cocotb.triggers import FallingEdge
 from ahasd.sim.specla.fixed import (K_FRAC, S_FRAC, U_FRAC, W_FRAC, commit_fixed, load_sequence,
                                     quantise, state_from_bursts)
 from ahasd.sim.specla.verify import factor_verify
+from ahasd.hw.state_commit import FactorKind, factor_layout
 from ahasd.tb.cocotb_run import params
+from ahasd.tb.payloads import pack
 
 
 def gdn_path(rng, S0, rank):
@@ -32,15 +34,15 @@ def gdn_path(rng, S0, rank):
 
 
 async def commit(dut, p, S, base, P, k, w, u):
+    factors = factor_layout(max_rank=p["max_rank"], d_k=p["d_k"], d_v=p["d_v"], lanes=p["lanes"])
     for kind, t, index, data in load_sequence(P, k, w, u, lanes=p["lanes"]):
-        dut.f_valid.value = 1
-        dut.f_kind.value = kind
-        dut.f_t.value = t
-        dut.f_index.value = index
+        dut.f__valid.value = 1
+        bits = pack(factors, {"kind": FactorKind(kind), "t": t, "index": index, "data": data})
         for n in range(p["f_words"]):
-            getattr(dut, f"f_data{n}").value = (data >> (64 * n)) & ((1 << 64) - 1)
+            getattr(dut, f"f__payload{n}").value = (bits >> (64 * n)) & ((1 << 64) - 1)
+        assert int(dut.f__ready.value)
         await FallingEdge(dut.clk)
-    dut.f_valid.value = 0
+    dut.f__valid.value = 0
     dut.rank.value = len(w)
     dut.base_row.value = base
     dut.start.value = 1
@@ -51,14 +53,14 @@ async def commit(dut, p, S, base, P, k, w, u):
     rng = np.random.default_rng(len(w))
     while int(dut.busy.value):
         ready = int(rng.random() < p["ready_rate"])
-        dut.o_ready.value = ready
-        if ready and int(dut.o_valid.value):
-            bursts.append(sum(int(getattr(dut, f"o_data{i}").value) << (64 * i)
+        dut.o_stream__ready.value = ready
+        if ready and int(dut.o_stream__valid.value):
+            bursts.append(sum(int(getattr(dut, f"o_stream__payload{i}").value) << (64 * i)
                               for i in range(words_per)))
         await FallingEdge(dut.clk)
         cycles += 1
         assert cycles < 200_000, "commit did not finish"
-    dut.o_ready.value = 0
+    dut.o_stream__ready.value = 0
     assert int(dut.dram_error.value) == 0, f"DRAM timing violation {int(dut.dram_error_code.value)}"
     got = state_from_bursts(bursts, p["d_k"], p["d_v"], p["burst_bytes"])
     want = commit_fixed(S, P, k, w, u)
@@ -70,7 +72,7 @@ async def commit(dut, p, S, base, P, k, w, u):
 async def state_commit_matches_mirror(dut):
     p = params()
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    for name in ("f_valid", "start", "o_ready"):
+    for name in ("f__valid", "start", "o_stream__ready"):
         getattr(dut, name).value = 0
     dut.rst.value = 1
     for _ in range(2):

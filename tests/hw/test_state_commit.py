@@ -46,14 +46,12 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
     async def tb(ctx):
         for S, P, k, w, u, base in jobs:
             for kind, t, index, data in load_sequence(P, k, w, u, lanes=dut.unit.lanes):
-                ctx.set(dut.f_valid, 1)
-                ctx.set(dut.f_kind, kind)
-                ctx.set(dut.f_t, t)
-                ctx.set(dut.f_index, index)
-                for n, word in enumerate(dut.split(data, dut.f_words)):
-                    ctx.set(getattr(dut, f"f_data{n}"), word)
+                ctx.set(dut.f__valid, 1)
+                for n, word in enumerate(dut.factor_words(kind, t, index, data)):
+                    ctx.set(getattr(dut, f"f__payload{n}"), word)
+                assert ctx.get(dut.f__ready)
                 await ctx.tick()
-            ctx.set(dut.f_valid, 0)
+            ctx.set(dut.f__valid, 0)
             ctx.set(dut.rank, len(w))
             ctx.set(dut.base_row, base)
             ctx.set(dut.start, 1)
@@ -63,9 +61,9 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
             words = []
             for _ in range(50000):
                 ready = 1 if ready_seed is None else int(rng.random() < 0.5)
-                ctx.set(dut.o_ready, ready)
-                if ready and ctx.get(dut.o_valid):
-                    words.append(dut.join(ctx.get(getattr(dut, f"o_data{i}"))
+                ctx.set(dut.o_stream__ready, ready)
+                if ready and ctx.get(dut.o_stream__valid):
+                    words.append(dut.join(ctx.get(getattr(dut, f"o_stream__payload{i}"))
                                           for i in range(dut.words)))
                 cmd = ctx.get(dut.unit.cmd)
                 if cmd != Cmd.NOP:
@@ -124,7 +122,7 @@ def test_rejects_rank_above_max():
         assert ctx.get(dut.error) and not ctx.get(dut.busy)
         ctx.set(dut.rank, 4)
         await ctx.tick()
-        assert ctx.get(dut.busy) and not ctx.get(dut.error) and not ctx.get(dut.f_ready)
+        assert ctx.get(dut.busy) and not ctx.get(dut.error) and not ctx.get(dut.f.ready)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)

@@ -27,6 +27,7 @@ def run(tmp_path, ranks, seed):
     run_cocotb(dut, "state_commit_system", "cocotb_state_commit",
                params={"seed": seed, "d_k": d_k, "d_v": d_v, "burst_bytes": config.burst_bytes,
                        "words": dut.words, "f_words": dut.f_words, "lanes": dut.unit.lanes,
+                       "max_rank": 16,
                        "states": str(tmp_path / "states.npy"), "bases": bases,
                        "ranks": ranks, "ready_rate": 0.8})
 

@@ -25,8 +25,8 @@ class BridgeAndCSR(Elaboratable):
         m = Module()
         m.submodules.bridge, m.submodules.csr = self.bridge, self.csr
         for name in AXI:
-            master = getattr(self.bridge, f"m_axil_{name}")
-            slave = getattr(self.csr, f"s_axil_{name}")
+            master = getattr(self.bridge.m_axil, name)
+            slave = getattr(self.csr.s_axil, name)
             m.d.comb += (slave.eq(master) if name in MASTER_OUT else master.eq(slave))
         return m
 

@@ -1,0 +1,130 @@
+"""The shared divider, exhaustively at small widths: every dividend / divisor pair (and every step
+count with ``variable_steps``), checking the result event, the held quotient, ``busy`` and the
+cycle count against Python's integer division."""
+
+import pytest
+from ahasd.tb.amaranth_sim import simulate
+
+from ahasd.hw.divider import Divider
+
+
+def expected(n, d, steps, *, round_half_up=False, check_cycle=False):
+    """(quotient, cycles from start to the result) of one division, computed directly."""
+    if round_half_up:
+        n += d >> 1
+    exact = n // d if d else None
+    top = 2**steps - 1
+    saturated = exact is None or exact > top
+    quotient = top if saturated else exact
+    if check_cycle:
+        return quotient, 1 if saturated else 1 + steps
+    return quotient, steps
+
+
+def run(dut, cases):
+    """Divide every ``(n, d, steps)`` of ``cases``; return ``[(result, held, cycles)]``."""
+    out = []
+
+    async def tb(ctx):
+        for n, d, steps in cases:
+            ctx.set(dut.dividend, n)
+            ctx.set(dut.divisor, d)
+            if dut.variable_steps:
+                ctx.set(dut.steps, steps)
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            # Operands change after start: the divider must have taken them.
+            ctx.set(dut.start, 0)
+            ctx.set(dut.dividend, ~n & (2**dut.dividend_width - 1))
+            ctx.set(dut.divisor, ~d & (2**dut.divisor_width - 1))
+            cycles = 1
+            while not ctx.get(dut.result.valid):
+                assert ctx.get(dut.busy), (n, d, steps, cycles)
+                assert cycles < 2 * dut.quotient_bits + 4, (n, d, steps)
+                await ctx.tick()
+                cycles += 1
+            assert ctx.get(dut.busy)
+            result = ctx.get(dut.result.payload)
+            await ctx.tick()
+            assert not ctx.get(dut.busy) and not ctx.get(dut.result.valid)
+            await ctx.tick()   # one idle cycle: the quotient is held
+            out.append((result, ctx.get(dut.quotient), cycles))
+
+    simulate(dut, tb)
+    return out
+
+
+@pytest.mark.parametrize("n_bits, d_bits, q, check_cycle, round_half_up", [
+    (7, 3, 4, False, False),
+    (7, 3, 4, True, False),
+    (6, 4, 3, False, True),
+    (6, 4, 3, True, True),
+    (8, 3, 2, True, False),      # a high part wider than the remainder register
+    (8, 3, 2, False, False),
+    (5, 5, 5, False, False),     # quotient as wide as the dividend: never saturates
+])
+def test_every_pair(n_bits, d_bits, q, check_cycle, round_half_up):
+    dut = Divider(dividend_width=n_bits, divisor_width=d_bits, quotient_bits=q,
+                  check_cycle=check_cycle, round_half_up=round_half_up)
+    cases = [(n, d, q) for n in range(2**n_bits) for d in range(2**d_bits)]
+    got = run(dut, cases)
+    for (n, d, steps), (result, held, cycles) in zip(cases, got):
+        quotient, want_cycles = expected(n, d, steps, round_half_up=round_half_up,
+                                         check_cycle=check_cycle)
+        assert (result, held, cycles) == (quotient, quotient, want_cycles), (n, d)
+
+
+def test_every_pair_and_step_count():
+    dut = Divider(dividend_width=6, divisor_width=3, quotient_bits=4, variable_steps=True)
+    cases = [(n, d, s) for n in range(2**6) for d in range(2**3) for s in range(1, 5)]
+    got = run(dut, cases)
+    for (n, d, steps), (result, held, cycles) in zip(cases, got):
+        quotient, want_cycles = expected(n, d, steps)
+        assert (result, held, cycles) == (quotient, quotient, want_cycles), (n, d, steps)
+
+
+@pytest.mark.parametrize("check_cycle", [False, True])
+def test_abort_and_restart(check_cycle):
+    dut = Divider(dividend_width=8, divisor_width=4, quotient_bits=6, check_cycle=check_cycle)
+    seen = []
+
+    async def tb(ctx):
+        ctx.set(dut.abort, 1)            # ignored while idle
+        await ctx.tick()
+        ctx.set(dut.abort, 0)
+        ctx.set(dut.dividend, 200)
+        ctx.set(dut.divisor, 7)
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        await ctx.tick().repeat(2)
+        ctx.set(dut.abort, 1)
+        await ctx.tick()
+        ctx.set(dut.abort, 0)
+        seen.append(ctx.get(dut.busy))
+        for _ in range(10):
+            seen.append(ctx.get(dut.result.valid))
+            await ctx.tick()
+        # A start while busy begins the new division.
+        ctx.set(dut.start, 1)
+        await ctx.tick()
+        ctx.set(dut.dividend, 99)
+        ctx.set(dut.divisor, 4)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        while not ctx.get(dut.result.valid):
+            await ctx.tick()
+        seen.append(ctx.get(dut.result.payload))
+
+    simulate(dut, tb)
+    assert seen == [0] + [0] * 10 + [99 // 4]
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="quotient_bits must be an integer in 1..128, not 0"):
+        Divider(dividend_width=8, divisor_width=4, quotient_bits=0)
+    with pytest.raises(ValueError, match="check_cycle must be a bool, not 1"):
+        Divider(dividend_width=8, divisor_width=4, quotient_bits=4, check_cycle=1)
+    with pytest.raises(ValueError, match="variable_steps must be False with check_cycle"):
+        Divider(dividend_width=8, divisor_width=4, quotient_bits=4, check_cycle=True,
+                variable_steps=True)
