@@ -154,15 +154,8 @@ class TVC(wiring.Component):
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
-        kept = {}
-        for name, entries in tables.items():
+        for name in TABLES:
             m.d.comb += getattr(self.average, name).eq(averages[name])
-            # The entries a record keeps, summed one cycle late: the divider writes a table at
-            # least one cycle after its last change (a record waits for the one before it; a
-            # preset of the table stops the divider).
-            kept[name] = Signal(rb + p.depth_log2, name=f"kept_{name}")
-            if p.depth > 1:
-                m.d.sync += kept[name].eq(sum(entries[1:-1], entries[0]))
 
         # The tables take the preset CSRs in the first cycle after reset.
         init = Signal(init=1)
@@ -218,6 +211,24 @@ class TVC(wiring.Component):
         with m.If(div.start):
             m.d.sync += div_table.eq(rec.table)
 
+        # The new average of the divider's table, ready as the last quotient bit arrives: the
+        # entries that stay are summed one cycle ahead (the divider writes a table at least a
+        # cycle after its last change: a record waits for the one before it, a preset of its
+        # table stops it), plus the quotient with each value of its last bit, or saturated (in
+        # the cycle after start, the check cycle). The last bit only selects.
+        kept = Signal(rb + p.depth_log2)
+        next_table = Mux(div.start, rec.table.as_value(), div_table.as_value())
+        if p.depth > 1:
+            m.d.sync += kept.eq(Mux(next_table == 0, sum(tables["nvct"][:-1]),
+                                    Mux(next_table == 1, sum(tables["pdct"][:-1]),
+                                        sum(tables["pvct"][:-1]))))
+        check = Signal()
+        m.d.sync += check.eq(div.start)
+        high = div.quotient[:-1]
+        sums = [Cat(Const(bit, 1), high) + kept for bit in (0, 1)]
+        saturated = Const((1 << steps) - 1, steps) + kept
+        new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
+
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         for index, (name, entries) in enumerate(tables.items()):
             with m.If(load[index]):
@@ -226,7 +237,7 @@ class TVC(wiring.Component):
             with m.Elif(div_write & (div_table.as_value() == index)):
                 m.d.sync += [entries[0].eq(div_value)]
                 m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
-                m.d.sync += averages[name].eq((div_value + kept[name])[p.depth_log2:])
+                m.d.sync += averages[name].eq(new_average)
 
         # -- what decisions compare against: registered two cycles behind the tables -----------
         # thresholds[i] = (i + 1) * avg(PVCT) + (avg(PDCT) >> 8) * 256, for the tables of two
