@@ -102,10 +102,15 @@ class TVC(wiring.Component):
 
     Timing
     ------
-    No divider on the decision path; three register stages: (1) the table averages and
-    ``to_pim(now)``; (2) ``C_npu`` and the signed ``C_left`` (:attr:`TVCParams.c_left_bits`
-    bits); (3) one comparator ``L * avg(PVCT) <= C_left * 256`` per length, their count and
-    ``min(L, pending)``. One decide per cycle while not busy.
+    No divider and no multiplier by ``L`` on the decision path. The averages are registers
+    written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
+    length) are registered two cycles behind the tables, so that stage 3 of a decide compares
+    against the tables of its accept cycle. Three register stages: (1) the products
+    ``avg(NVCT) * kv_len`` and ``now * freq_ratio`` in 16-bit pieces, and the thermometer
+    ``pending >= L``; (2) ``C_npu - to_pim(now)``, signed; (3) one comparator
+    ``threshold(L) <= (C_npu - to_pim(now)) * 256`` per length (the same condition as
+    ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
+    per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
