@@ -71,7 +71,9 @@ def queues(m, ctl, s):
         ctl.record.ready.eq(tvc.record.ready & ~s.fb_pop),
         tvc.record.valid.eq(s.fb_pop | ctl.record.valid),
     ]
-    with m.If(s.fb_pop):
+    # The payload matters only when TVC accepts, i.e. while tvc.record.ready: then this select
+    # equals s.fb_pop, without waiting for TVC's busy (the multiplier behind it is slow).
+    with m.If(fq.o_stream.valid & ctl.feedback_out.ready):
         m.d.comb += [
             tvc.record.payload.table.eq(Table.NVCT),
             tvc.record.payload.cycles.eq(result.cycles),

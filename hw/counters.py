@@ -52,14 +52,18 @@ class EventCounter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         w = self.width
+        # `raw + 1` (and its Gray code) are ready before the event arrives: the event only
+        # selects, so a late event (a FIFO handshake) does not wait for a carry chain.
         raw = Signal(w)
-        m.d[self.domain] += raw.eq(raw + self.event)
+        incremented = Signal(w, init=1)
+        with m.If(self.event):
+            m.d[self.domain] += [raw.eq(incremented), incremented.eq(incremented + 1)]
         if self.domain == self.read_domain:
             seen = raw
         else:
             gray = Signal(w)
-            nxt = (raw + self.event)[:w]
-            m.d[self.domain] += gray.eq(nxt ^ (nxt >> 1))
+            with m.If(self.event):
+                m.d[self.domain] += gray.eq(incremented ^ (incremented >> 1))
             gray_sync = Signal(w)
             m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain,
                                                stages=2)

@@ -114,7 +114,10 @@ class EDC(wiring.Component):
         m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
                                           depth=p.fifo_depth, init=[])
         fifo_wr = fifo.write_port()
-        fifo_head = fifo.read_port(domain="comb")
+        fifo_next = fifo.read_port(domain="comb")
+        # The oldest entry, kept in a register (the FIFO entry at `head` whenever count != 0), so
+        # that a verify's read-modify-write of the PHT does not start behind a FIFO read.
+        head_entry = Signal(p.index_bits + p.bucket_bits)
 
         # --- verify phase (first) ---
         verify_full = self.verify.payload
@@ -123,8 +126,7 @@ class EDC(wiring.Component):
         head_bucket = Signal(p.bucket_bits)
         m.d.comb += [
             verify.eq(self.verify.valid & (count != 0)),
-            fifo_head.addr.eq(head),
-            Cat(head_index, head_bucket).eq(fifo_head.data),
+            Cat(head_index, head_bucket).eq(head_entry),
             pht_train.addr.eq(head_index),
             pht_wr.addr.eq(head_index),
             pht_wr.en.eq(verify),
@@ -167,11 +169,20 @@ class EDC(wiring.Component):
             fifo_wr.en.eq(draft),
         ]
 
+        head_next = Signal(p.fifo_depth_log2)
+        m.d.comb += [
+            head_next.eq(Mux(drop, head1 + 1, head1)),
+            fifo_next.addr.eq(head_next),
+        ]
+        # The new head is the entry written now when the FIFO is empty after the verify, else
+        # an entry already stored (a drop overwrites the old head, not the new one: depth >= 2).
+        written_at_head = draft & (count1 == 0)
+        m.d.sync += head_entry.eq(Mux(written_at_head, Cat(index, bucket), fifo_next.data))
         m.d.sync += [
             *(s.eq(v) for s, v in zip(leht, leht2)),
             *(s.eq(v) for s, v in zip(lceht, lceht1)),
             llr.eq(llr2),
-            head.eq(Mux(drop, head1 + 1, head1)),
+            head.eq(head_next),
             count.eq(Mux(draft & ~full_fifo, count1 + 1, count1)),
             self.decision.valid.eq(draft),
             self.decision.payload.index.eq(index),

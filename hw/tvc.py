@@ -102,10 +102,15 @@ class TVC(wiring.Component):
 
     Timing
     ------
-    No divider on the decision path; three register stages: (1) the table averages and
-    ``to_pim(now)``; (2) ``C_npu`` and the signed ``C_left`` (:attr:`TVCParams.c_left_bits`
-    bits); (3) one comparator ``L * avg(PVCT) <= C_left * 256`` per length, their count and
-    ``min(L, pending)``. One decide per cycle while not busy.
+    No divider and no multiplier by ``L`` on the decision path. The averages are registers
+    written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
+    length) are registered two cycles behind the tables, so that stage 3 of a decide compares
+    against the tables of its accept cycle. Three register stages: (1) the products
+    ``avg(NVCT) * kv_len`` and ``now * freq_ratio`` in 16-bit pieces, and the thermometer
+    ``pending >= L``; (2) ``C_npu - to_pim(now)``, signed; (3) one comparator
+    ``threshold(L) <= (C_npu - to_pim(now)) * 256`` per length (the same condition as
+    ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
+    per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
@@ -149,13 +154,12 @@ class TVC(wiring.Component):
             return (cycles * self.freq_ratio)[FREQ_FRAC_BITS:]
 
         # -- tables and their averages --------------------------------------------------------
+        # The averages are registers, written in the same cycle as their table: a preset's value
+        # itself (every entry equal), or the new ratio plus the sum of the entries that stay.
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
-        averages = {}
-        for name, entries in tables.items():
-            total = sum(entries[1:], entries[0])
-            averages[name] = Signal(rb, name=f"avg_{name}")
-            m.d.comb += averages[name].eq(total[p.depth_log2:])
+        averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
+        for name in TABLES:
             m.d.comb += getattr(self.average, name).eq(averages[name])
 
         # The tables take the preset CSRs in the first cycle after reset.
@@ -212,56 +216,140 @@ class TVC(wiring.Component):
         with m.If(div.start):
             m.d.sync += div_table.eq(rec.table)
 
+        # The new average of the divider's table, ready as the last quotient bit arrives: the
+        # entries that stay are summed one cycle ahead (the divider writes a table at least a
+        # cycle after its last change: a record waits for the one before it, a preset of its
+        # table stops it), plus the quotient with each value of its last bit, or saturated (in
+        # the cycle after start, the check cycle). The last bit only selects.
+        kept = Signal(rb + p.depth_log2)
+        next_table = Mux(div.start, rec.table.as_value(), div_table.as_value())
+        if p.depth > 1:
+            m.d.sync += kept.eq(Mux(next_table == 0, sum(tables["nvct"][:-1]),
+                                    Mux(next_table == 1, sum(tables["pdct"][:-1]),
+                                        sum(tables["pvct"][:-1]))))
+        check = Signal()
+        m.d.sync += check.eq(div.start)
+        high = div.quotient[:-1]
+        sums = [Cat(Const(bit, 1), high) + kept for bit in (0, 1)]
+        saturated = Const((1 << steps) - 1, steps) + kept
+        new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
+
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         for index, (name, entries) in enumerate(tables.items()):
             with m.If(load[index]):
                 m.d.sync += [entry.eq(getattr(self.preset, name)) for entry in entries]
+                m.d.sync += averages[name].eq(getattr(self.preset, name))
             with m.Elif(div_write & (div_table.as_value() == index)):
                 m.d.sync += [entries[0].eq(div_value)]
                 m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
+                m.d.sync += averages[name].eq(new_average)
+
+        # -- what decisions compare against: registered two cycles behind the tables -----------
+        # thresholds[i] = (i + 1) * avg(PVCT) + (avg(PDCT) >> 8) * 256, for the tables of two
+        # cycles ago, which is when the decision now in stage 3 read them: the decision pipeline
+        # only compares, and a table change is seen by exactly the decides accepted after it.
+        lengths = range(1, p.max_preverify_len + 1)
+        times = [Signal(rb + length.bit_length(), name=f"pvct_times_{length}")
+                 for length in lengths]
+        pdct_whole = Signal(rb - RATIO_FRAC_BITS)
+        m.d.sync += [t.eq(_times(averages["pvct"], length)) for t, length in zip(times, lengths)]
+        m.d.sync += pdct_whole.eq(averages["pdct"][RATIO_FRAC_BITS:])
+        thresholds = [Signal(len(t) + 1, name=f"threshold_{length}")
+                      for t, length in zip(times, lengths)]
+        m.d.sync += [th.eq(t + Cat(Const(0, RATIO_FRAC_BITS), pdct_whole))
+                     for th, t in zip(thresholds, times)]
 
         # -- decisions: three register stages --------------------------------------------------
+        # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
         req = self.decide.payload
+        # (1) the products, in 16-bit pieces (one multiplier each); the pending thermometer.
         s1_valid = Signal()
-        s1_nvct = Signal(rb)
-        s1_pdct = Signal(rb - RATIO_FRAC_BITS)
-        s1_pvct = Signal(rb)
-        s1_now = Signal(p.pim_cycles_bits)
-        s1_kv = Signal(lb)
-        s1_pending = Signal(lb)
+        s1_npu = _pieces(m, averages["nvct"], req.kv_len, "s1_npu")
+        s1_now = _pieces(m, req.now, self.freq_ratio, "s1_now")
+        s1_pending = Signal(p.max_preverify_len)
         m.d.sync += [
             s1_valid.eq(self.decide.valid & self.decide.ready),
-            s1_nvct.eq(averages["nvct"]),
-            s1_pdct.eq(averages["pdct"][RATIO_FRAC_BITS:]),
-            s1_pvct.eq(averages["pvct"]),
-            s1_now.eq(to_pim(req.now)),
-            s1_kv.eq(req.kv_len),
-            s1_pending.eq(req.pending),
+            s1_pending.eq(Cat(req.pending >= length for length in lengths)),
         ]
-
+        # (2) C_npu - to_pim(now), signed (c_left_bits: it cannot overflow).
         s2_valid = Signal()
-        s2_c_left = Signal(signed(p.c_left_bits))
-        s2_pvct = Signal(rb)
-        s2_pending = Signal(lb)
-        # Zero-extend by one bit before as_signed(), which would read the top bit as the sign.
-        c_npu = Cat((s1_nvct * s1_kv)[RATIO_FRAC_BITS:], Const(0, 1)).as_signed()
-        c_sub = Cat(s1_now + s1_pdct, Const(0, 1)).as_signed()
+        s2_left = Signal(signed(p.c_left_bits))
+        s2_pending = Signal(p.max_preverify_len)
         m.d.sync += [
             s2_valid.eq(s1_valid),
-            s2_c_left.eq(c_npu - c_sub),   # fits c_left_bits: see TVCParams.c_left_bits
-            s2_pvct.eq(s1_pvct),
+            s2_left.eq(_shifted_sum(s1_npu, RATIO_FRAC_BITS)
+                       - _shifted_sum(s1_now, FREQ_FRAC_BITS)),
             s2_pending.eq(s1_pending),
         ]
-
-        c_left_256 = Cat(Const(0, RATIO_FRAC_BITS), s2_c_left[:-1])
-        fits = Cat(~s2_c_left[-1] & (length * s2_pvct <= c_left_256)
-                   for length in range(1, p.max_preverify_len + 1))
-        # The conditions are monotone in L (avg(PVCT) >= 0), so their count is the largest L.
-        count = sum((fits[i] for i in range(1, len(fits))), fits[0])
-        length = Mux(count < s2_pending, count, s2_pending)
+        # (3) one comparator per length; with `pending >= L` a thermometer code (both conditions
+        # are monotone in L: avg(PVCT) >= 0), whose count is min(largest L, pending).
+        left_256 = s2_left << RATIO_FRAC_BITS
+        fits = Signal(p.max_preverify_len)
+        m.d.comb += fits.eq(Cat(th <= left_256 for th in thresholds) & s2_pending)
         m.d.sync += [
             self.result.valid.eq(s2_valid),
-            self.result.payload.insert.eq(length != 0),
-            self.result.payload.length.eq(length),
+            self.result.payload.insert.eq(fits[0]),
+            self.result.payload.length.eq(_thermometer_count(fits)),
         ]
         return m
+
+
+#: Width of the pieces a decision's products are split into (an ECP5 / iCE40 multiplier is
+#: 18 x 18 or 16 x 16 bits); at least the 14 fraction bits shifted out of ``to_pim``.
+PIECE_BITS = 16
+
+
+def _times(value, factor):
+    """``value * factor`` for a constant ``factor >= 1`` as shifted additions and subtractions
+    (its non-adjacent form), so that synthesis spends no multiplier on it."""
+    plus, minus = [], []
+    shift = 0
+    while factor:
+        if factor & 1:
+            digit = 2 - (factor & 3)
+            (plus if digit > 0 else minus).append(value << shift)
+            factor -= digit
+        factor >>= 1
+        shift += 1
+    total = sum(plus[1:], plus[0])
+    if minus:
+        total = (total - sum(minus[1:], minus[0]))[:len(total)]
+    return total
+
+
+def _pieces(m, value, factor, name):
+    """Register ``value * factor`` as the products of ``value``'s ``PIECE_BITS``-bit pieces:
+    a list of ``(offset, product)``."""
+    products = []
+    for offset in range(0, len(value), PIECE_BITS):
+        piece = value[offset:offset + PIECE_BITS]
+        product = Signal(len(piece) + len(factor), name=f"{name}_{offset}")
+        m.d.sync += product.eq(piece * factor)
+        products.append((offset, product))
+    return products
+
+
+def _shifted_sum(products, shift):
+    """``(sum of product << offset) >> shift``, exactly: every offset but the first is a
+    multiple of ``PIECE_BITS >= shift``, so only the first product loses bits."""
+    assert PIECE_BITS >= shift
+    terms = [products[0][1][shift:]]
+    terms += [product << (offset - shift) for offset, product in products[1:]]
+    return sum(terms[1:], terms[0])
+
+
+def _thermometer_count(bits):
+    """The number of ones of a thermometer code (``bits[i]`` set for every ``i`` below the
+    count): bit ``k`` of the count is set where a run of ``2**k`` ones ends above a multiple
+    of ``2**(k + 1)``, two-level logic instead of an adder tree."""
+    n = len(bits)
+
+    def bit(i):
+        return bits[i] if i < n else Const(0, 1)
+
+    out = []
+    for k in range(n.bit_length()):
+        step = 1 << (k + 1)
+        out.append(Cat(bit(j + (1 << k) - 1) & ~bit(j + step - 1)
+                       for j in range(0, n, step)).any())
+    return Cat(*out)

@@ -268,3 +268,51 @@ def test_other_parameter_sets_are_lint_clean(tmp_path, params):
     path = tmp_path / "tvc.v"
     path.write_text(to_verilog(TVC(**params), "tvc"))
     lint(path, "tvc")     # raises VerilatorError on any warning beyond the documented waivers
+
+
+def test_every_cycle_decides_around_table_changes():
+    """A decide every cycle while presets and a record change the tables: each decide sees the
+    tables of its accept cycle (decide, record, preset within a cycle), the decide of the next
+    cycle the change, whatever the registered thresholds behind the comparators."""
+    presets = {"nvct": 256 * 100, "pdct": 0, "pvct": 256 * 10}
+    golden = GoldenTVC(presets=presets)
+    # cycle -> (table, value) of a preset strobed in that cycle
+    changes = {3: ("pvct", 256 * 30), 4: ("pdct", 256 * 40), 6: ("nvct", 256 * 90),
+               7: ("pvct", 256 * 7), 9: ("pdct", 256 * 3)}
+    record_cycle = 11
+
+    async def test(c):
+        await c.step(**{f"preset__{t}": v for t, v in presets.items()},
+                     freq_ratio=golden.freq_ratio)
+        expected, got = [], []
+        accepted = []
+        for cycle in range(60):
+            kv_len, now, pending = 1 + cycle % 3, 5 * cycle, 2 + cycle % 8
+            args = {**c.decide(kv_len, now, pending), "preset__load": 0, "record__valid": 0}
+            if cycle in changes:
+                table, value = changes[cycle]
+                args.update({f"preset__{table}": value,
+                             "preset__load": 1 << ("nvct", "pdct", "pvct").index(table)})
+            if cycle == record_cycle:
+                args.update(c.record("pvct", 123_456, 5))
+            out = await c.step(**args)
+            if out["decide__ready"]:
+                accepted.append(cycle)
+                expected.append(golden.decide(kv_len, now, pending))
+            if cycle == record_cycle:
+                assert out["record__ready"]
+                golden.record("pvct", 123_456, 5)
+            if cycle in changes:
+                golden.preset(*changes[cycle])
+            if out["result__valid"]:
+                got.append((cycle, unpack_result(out["result__payload"])))
+        for _ in range(DECISION_LATENCY):
+            out = await c.step(**c.IDLE)
+        # Decides wait while the divider works, then resume with the new ratio.
+        assert accepted[:record_cycle + 1] == list(range(record_cycle + 1))
+        assert accepted[record_cycle + 1] == record_cycle + c.dut.record_latency
+        assert [cycle for cycle, _ in got] == [a + DECISION_LATENCY for a in accepted
+                                               if a + DECISION_LATENCY < 60]
+        assert [d for _, d in got] == expected[:len(got)]
+        assert len({d.length for d in expected}) >= 4   # the changes change the decisions
+    directed(test)
