@@ -770,20 +770,20 @@ def _divider(m, dut, free, selected, config, tamper):
 
     last_result = Signal(q, name="m_last_result")
     have_result = Signal(name="m_have_result")
-    with m.If(dut.result.valid):
-        m.d.sync += [last_result.eq(dut.result.payload), have_result.eq(1)]
+    with m.If(dut.done.valid):
+        m.d.sync += [last_result.eq(dut.done.payload), have_result.eq(1)]
     with m.If(start):
         m.d.sync += have_result.eq(0)
     aborting = io.past(dut.busy & abort & ~start, "past_abort")
 
     checks = {
-        "quotient_round": ~dut.result.valid | (dut.result.payload == expected),
-        "quotient_check": ~dut.result.valid | (dut.result.payload == expected),
-        "quotient_steps": ~dut.result.valid | (dut.result.payload == expected),
-        "cycles": (dut.busy == busy) & (dut.result.valid == due),
-        "cycles_check": (dut.busy == busy) & (dut.result.valid == due),
-        "cycles_steps": (dut.busy == busy) & (dut.result.valid == due),
-        "abort": ~started | ~aborting | (~dut.busy & ~dut.result.valid),
+        "quotient_round": ~dut.done.valid | (dut.done.payload == expected),
+        "quotient_check": ~dut.done.valid | (dut.done.payload == expected),
+        "quotient_steps": ~dut.done.valid | (dut.done.payload == expected),
+        "cycles": (dut.busy == busy) & (dut.done.valid == due),
+        "cycles_check": (dut.busy == busy) & (dut.done.valid == due),
+        "cycles_steps": (dut.busy == busy) & (dut.done.valid == due),
+        "abort": ~started | ~aborting | (~dut.busy & ~dut.done.valid),
         "quotient_held": ~have_result | dut.busy | (dut.quotient == last_result),
     }
     for name in selected:

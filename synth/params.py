@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ahasd.hw.blocks import BLOCKS, block_names, make_block
+from ahasd.hw.compat import silence_unused
 
 __all__ = ["ParamSpec", "param_specs", "parse_params", "validate", "variant_name", "NESTED"]
 
@@ -173,7 +174,7 @@ def _silence(obj, seen=None):
         return
     seen.add(id(obj))
     if isinstance(obj, Elaboratable):
-        obj._MustUse__silence = True
+        silence_unused(obj)
         children = vars(obj).values()
     elif isinstance(obj, (list, tuple)):
         children = obj

@@ -115,6 +115,13 @@ def prepare(acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, *, seed=0, max_files=None, 
         _PREDICTORS[(lm.name, seed)] = golden.build_policy("specdecpp", lm, seed=seed).predictor
 
 
+def _trace_label(trace, policy, tokens):
+    """A recorded trace carries its own policy (the label) and length (the default tokens)."""
+    if trace is None:
+        return policy, tokens
+    return trace[0]["policy"], trace[0]["tokens"] if tokens is None else tokens
+
+
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
              tokens=None, acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
@@ -136,11 +143,7 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     check_choice("edc", edc, ("committed", "anchor"))
     spec = make_spec(system, ablation)
     draft, target = cfg.pair(pair)
-    if trace is not None:
-        # a recorded trace carries its own policy (the label) and length (the default --tokens)
-        policy = trace[0]["policy"]
-        if tokens is None:
-            tokens = trace[0]["tokens"]
+    policy, tokens = _trace_label(trace, policy, tokens)
     n_tokens = cfg.run.tokens if tokens is None else tokens
     check_positive("tokens", n_tokens, integer=True)
     seed = cfg.run.seed if seed is None else seed

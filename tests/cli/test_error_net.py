@@ -121,7 +121,7 @@ WORK = {
     ("demo",): "ahasd.synth.export.make_block",
     ("decode",): "ahasd.sim.decoding.golden.load_models",
     ("regs", "generate"): "ahasd.firmware.regmap_export.generate",
-    ("reproduce",): "ahasd.sim.system.parallel.run_cells",
+    ("reproduce",): "ahasd.sim.system.reproduce.run_cells",
     ("sweep",): "ahasd.sim.system.sweep.run_sweep",
     ("specla", "bench"): "ahasd.bench.specla.figures",
     ("fpga",): "ahasd.synth.export.make_block",
