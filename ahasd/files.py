@@ -26,7 +26,7 @@ from pathlib import Path
 from ahasd.errors import CliError
 from ahasd.sim.traces.errors import TraceError
 from ahasd.sim.traces.lines import spooled
-from ahasd.spec.files import new_file_mode
+from ahasd.spec.files import atomic_output
 
 __all__ = ["input_trace", "open_input", "checked_trace", "CheckedTrace", "output_file",
            "output_dir", "fresh_output_dir", "atomic_write_text", "display_name", "os_reason"]
@@ -131,22 +131,15 @@ def output_file(path, *, binary=False):
         sys.stdout.flush()
         return
     path = Path(path)
+    stack = contextlib.ExitStack()
     try:
         if path.is_dir():
             raise IsADirectoryError(21, "Is a directory", str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
+        f = stack.enter_context(atomic_output(path, binary=binary))
+    except OSError as error:        # creating the file; errors of the block are the caller's
         raise _error("write", path, error) from None
-    try:
-        new_file_mode(fd)
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with stack:
+        yield f
 
 
 def atomic_write_text(path, text):

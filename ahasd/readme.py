@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from ahasd.errors import CliError
-from ahasd.files import atomic_write_text
+from ahasd.files import atomic_write_text, os_reason
 from ahasd.synth.markdown import markdown_table
 
 __all__ = ["update_section", "check_section", "check_readme", "markdown_table", "SectionError"]
@@ -68,8 +68,9 @@ def check_readme(path, sections):
             check_section(path, name)
     except SectionError as error:
         raise CliError(f"--readme: {error}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise CliError(f"--readme: cannot read {path}: {getattr(error, 'strerror', error)}") \
-            from None
+    except OSError as error:
+        raise CliError(f"--readme: cannot read {path}: {os_reason(error)}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"--readme: {path}: not UTF-8 text") from None
     if not os.access(path, os.W_OK) or not os.access(Path(path).resolve().parent, os.W_OK):
         raise CliError(f"--readme: cannot write {path}")

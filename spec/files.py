@@ -20,15 +20,16 @@ def new_file_mode(fd):
 
 
 @contextlib.contextmanager
-def atomic_output(path):
-    """A text file (UTF-8) to write ``path`` through: a temporary file beside it (its folder is
-    created), renamed to ``path`` when the block ends, removed if it raises."""
+def atomic_output(path, *, binary=False):
+    """A file (UTF-8 text, or bytes with ``binary``) to write ``path`` through: a temporary file
+    beside it (its folder is created), renamed to ``path`` when the block ends, removed if it
+    raises. Creating the temporary file raises OSError before the block runs."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         new_file_mode(fd)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
             yield f
         os.replace(tmp, path)
     except BaseException:

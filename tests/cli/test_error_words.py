@@ -102,3 +102,15 @@ def test_decode_out_creates_a_missing_folder_like_verilog(tmp_path, capsys):
     folder = tmp_path / "c" / "d"
     status, out, err = run(capsys, ["verilog", "gts", "--no-lint", "-o", folder])
     assert status == 0 and (folder / "gts.v").is_file()
+
+
+@pytest.mark.parametrize("verb", [["timing", "edc"], ["area", "edc"]], ids=["timing", "area"])
+def test_readme_that_cannot_be_read(tmp_path, capsys, verb):
+    binary = tmp_path / "bin.md"
+    binary.write_bytes(b"\x00\xff")
+    status, out, err = run(capsys, [*verb, "--readme", str(binary)])
+    one_line(status, out, err)
+    assert err == f"ahasd: error: --readme: {binary}: not UTF-8 text\n"
+    status, out, err = run(capsys, [*verb, "--readme", str(tmp_path)])
+    one_line(status, out, err)
+    assert err == f"ahasd: error: --readme: cannot read {tmp_path}: is a directory\n"

@@ -80,9 +80,10 @@ def _setuptools_ok():
 @pytest.mark.parametrize("editable", [False, True], ids=["install", "editable"])
 def test_install_from_fresh_copy(tmp_path, editable):
     ok, need, have = _setuptools_ok()
-    if not ok:
-        pytest.skip(f"this venv has setuptools {have}, pyproject.toml requires {need} "
-                    "(the bootstrap must install it: pip install --upgrade 'setuptools>=68')")
+    # The bootstrap (make venv) installs a setuptools that pyproject.toml accepts: an older one
+    # is a bootstrap bug, not a reason to skip.
+    assert ok, (f"this venv has setuptools {have}, pyproject.toml requires {need} "
+                "(the Makefile's venv target must install it)")
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
     files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
