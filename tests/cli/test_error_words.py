@@ -106,7 +106,7 @@ def test_decode_out_creates_a_missing_folder_like_verilog(tmp_path, capsys):
 
 @pytest.mark.parametrize("verb", [["timing", "edc"], ["area", "edc"]], ids=["timing", "area"])
 def test_readme_that_cannot_be_read(tmp_path, capsys, verb):
-    binary = tmp_path / "bin.md"
+    binary = tmp_path / "readme.bin"
     binary.write_bytes(b"\x00\xff")
     status, out, err = run(capsys, [*verb, "--readme", str(binary)])
     one_line(status, out, err)
