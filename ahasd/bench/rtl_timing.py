@@ -14,6 +14,13 @@ Every figure runs the Amaranth RTL in Amaranth's simulator and counts cycles:
   accepted to the cycle its ``result`` is valid.
 * GTS (:class:`ahasd.hw.gts.GTS`) switch cost: the extra cycles before the next task can be
   accepted after a task that changes the working mode, over one that does not.
+* GEMV (:class:`ahasd.hw.gemv.GEMV` on the timing-checking 16-bank rank model,
+  :class:`ahasd.tb.gemv_system.GEMVSystem`) raw-bound efficiency ``efficiency_raw``: MACs per
+  cycle of one :data:`GEMV_SLICE` slice (results bit-exact against the golden GEMV, no timing
+  violation) over the raw rate ``B / tCCD``, on the platform's LPDDR5 timing (the authors' set:
+  tREFI 6240, tRFC 560, per-bank refresh; ``ahasd bench gemv`` measures the same on Verilated
+  RTL over more shapes). The system simulator's PIM rate is
+  ``pim.units x B / tCCD x f x efficiency_raw``.
 
 The benchmark writes the table the simulator reads as ``build/rtl_timing.toml``; the shipped
 copy is ``sim/system/configs/rtl_timing.toml`` (copy it there to adopt a change in the RTL;
@@ -24,12 +31,16 @@ than 5 %).
 import numpy as np
 
 __all__ = ["bench", "aau_cycles", "fit_line", "edc_latency", "tvc_latency",
-           "gts_switch_cycles", "measure", "toml_text", "AAU_SIZES", "AAU_OPS"]
+           "gts_switch_cycles", "gemv_efficiency_raw", "measure", "toml_text", "AAU_SIZES",
+           "AAU_OPS", "GEMV_SLICE"]
 
 #: Elements per measurement (multiples of the 16 lanes).
 AAU_SIZES = (16, 32, 64, 128)
 #: Config key prefix -> hw.aau.AAUOp name.
 AAU_OPS = {"softmax": "SOFTMAX", "gelu": "GELU", "layernorm": "LAYERNORM"}
+#: (M, N) of the GEMV slice measured: two 32-lane tiles of the draft model's 2048-wide layer,
+#: 16384 raw-bound cycles (more than two tREFI of the authors' timing).
+GEMV_SLICE = (64, 2048)
 
 
 def aau_cycles(op, n, *, seed=0):
@@ -170,6 +181,46 @@ def gts_switch_cycles():
     return gaps[TaskKind.PREVERIFY] - gaps[TaskKind.DRAFT]
 
 
+def gemv_efficiency_raw(m=GEMV_SLICE[0], n=GEMV_SLICE[1], *, burst_bytes=32, t_ccd=4, seed=0):
+    """``(efficiency_raw, cycles)`` of the RTL GEMV on an ``m x n`` int8 slice (Amaranth
+    simulator; the authors' LPDDR5 timing set, per-bank refresh): ``m * n / cycles`` over
+    ``burst_bytes / t_ccd``. Raises ``RuntimeError`` on a wrong result or a timing violation."""
+    from ahasd.sim.blocks.gemv import gemv
+    from ahasd.spec.dram import named_config, weight_layout
+    from ahasd.tb.amaranth_sim import simulate
+    from ahasd.tb.gemv_system import GEMVSystem
+    base = named_config("authors", burst_bytes=burst_bytes, t_ccd=t_ccd)
+    rows = -(-(-(-m // burst_bytes) * n) // (base.bursts_per_row * base.n_banks))
+    config = named_config("authors", burst_bytes=burst_bytes, t_ccd=t_ccd, rows=rows)
+    rng = np.random.default_rng(seed)
+    w, x = rng.integers(-128, 128, size=(m, n)), rng.integers(-128, 128, size=n)
+    dut = GEMVSystem(config=config, init=weight_layout(w, burst_bytes), max_n=n, max_m=m)
+    out: dict = {"y": []}
+
+    async def testbench(ctx):
+        for v in x:
+            ctx.set(dut.x_valid, 1)
+            ctx.set(dut.x_data, int(v))
+            await ctx.tick().until(dut.x_ready)
+        ctx.set(dut.x_valid, 0)
+        ctx.set(dut.m, m)
+        ctx.set(dut.n, n)
+        ctx.set(dut.start, 1)
+        ctx.set(dut.o_ready, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        while ctx.get(dut.busy):
+            if ctx.get(dut.o_valid):
+                out["y"].append(ctx.get(dut.o_data))
+            await ctx.tick()
+        out["cycles"], out["error"] = ctx.get(dut.cycles), ctx.get(dut.dram_error)
+
+    simulate(dut, testbench)
+    if out["error"] or not np.array_equal(np.array(out["y"]), gemv(w, x)):
+        raise RuntimeError(f"GEMV {m}x{n}: wrong result or DRAM timing violation")
+    return m * n / out["cycles"] / (burst_bytes / t_ccd), out["cycles"]
+
+
 def measure(sizes=AAU_SIZES):
     """Every figure: ``{"aau": {op: {"points", "base_cycles", "cycles_per_elem", "worst_residual"}},
     "lanes", "edc_cycles", "tvc_cycles", "gts_switch_cycles"}``."""
@@ -180,8 +231,11 @@ def measure(sizes=AAU_SIZES):
         a, b, worst = fit_line(points)
         aau[op] = {"points": points, "base_cycles": a, "cycles_per_elem": b,
                    "worst_residual": worst}
+    eff, cycles = gemv_efficiency_raw()
     return {"aau": aau, "lanes": LANES, "edc_cycles": edc_latency(),
-            "tvc_cycles": tvc_latency(), "gts_switch_cycles": gts_switch_cycles()}
+            "tvc_cycles": tvc_latency(), "gts_switch_cycles": gts_switch_cycles(),
+            "gemv": {"m": GEMV_SLICE[0], "n": GEMV_SLICE[1], "cycles": cycles,
+                     "raw_cycles": round(eff * cycles), "efficiency_raw": eff}}
 
 
 def toml_text(figures):
@@ -205,7 +259,13 @@ def toml_text(figures):
         lines.append(f"{op}_base_cycles = {round(f['base_cycles'], 4) + 0.0!r}")
         lines.append(f"{op}_cycles_per_elem = {round(f['cycles_per_elem'], 4) + 0.0!r}"
                      f"   # measured {pts}")
+    g = figures["gemv"]
     lines += [
+        "",
+        "[pim]",
+        f"efficiency_raw = {round(g['efficiency_raw'], 4)!r}   # hw/gemv.py, {g['m']}x{g['n']} "
+        f"slice, authors' LPDDR5 timing: {g['cycles']} cycles (raw bound "
+        f"{g['raw_cycles']})",
         "",
         "[controller]",
         f"edc_cycles = {figures['edc_cycles']}                 # hw/edc.py: draft taken -> "
@@ -233,6 +293,9 @@ def bench(json_output=False, quick=False):
             print(f"  AAU {op:9s} cycles = {round(f['base_cycles'], 4) + 0.0:.2f} + "
                   f"{f['cycles_per_elem']:.4f} * n  (n elements: cycles {pts}; worst residual "
                   f"{f['worst_residual']:.1%})")
+        g = figures["gemv"]
+        print(f"  GEMV {g['m']}x{g['n']}: {g['cycles']} cycles, efficiency_raw "
+              f"{g['efficiency_raw']:.4f}")
         print(f"  EDC decision {figures['edc_cycles']} cycles, TVC decision "
               f"{figures['tvc_cycles']} cycles, GTS mode switch {figures['gts_switch_cycles']} "
               "cycles")

@@ -19,7 +19,7 @@ from importlib import resources
 from ahasd.spec import clocks
 
 __all__ = ["ConfigError", "Npu", "Pim", "Aau", "Interconnect", "Controller", "Gpu", "PhoneGpu",
-           "HbmPim", "Storage", "Run", "ModelShape", "Platform", "load_config", "parse_override",
+           "HbmPim", "Storage", "Memory", "Run", "ModelShape", "Platform", "load_config", "parse_override",
            "pair_names"]
 
 
@@ -48,11 +48,11 @@ class Pim:
     rank_gb: float
     banks_per_rank: int
     freq_mhz: float
-    int8_gops: float
+    units: int
+    unit_burst_bytes: int
+    efficiency_raw: float
     internal_bw_gbps: float
     offchip_bw_gbps: float
-    compute_util: float
-    gemv_efficiency: float
     t_rp: int
     t_rcd: int
     t_ras: int
@@ -79,15 +79,36 @@ class Pim:
         return self.ranks * self.rank_gb
 
     @property
+    def units_per_rank(self):
+        return self.units // self.ranks
+
+    @property
+    def unit_mac_per_s(self):
+        """One GEMV unit: ``unit_burst_bytes`` MACs per tCCD (``t_ccd_s``) at the PIM clock,
+        times the RTL's measured ``efficiency_raw``."""
+        return self.unit_burst_bytes / self.t_ccd_s * self.freq_mhz * 1e6 * self.efficiency_raw
+
+    @property
+    def pim_mac_per_s(self):
+        """The whole PIM: ``units x unit_burst_bytes / t_ccd_s x f x efficiency_raw``."""
+        return self.units * self.unit_mac_per_s
+
+    @property
+    def pim_bytes_per_s(self):
+        """What the units read (one weight byte per MAC), at most ``internal_bw_gbps``."""
+        return min(self.pim_mac_per_s, self.internal_bw_gbps * 1e9)
+
+    @property
     def bank_pj_per_bit(self):
-        """In-bank access (what the PIM's GEMV reads): activation + cell read."""
-        return self.cell_pj_per_bit + self.read_pj_per_bit
+        """A PIM unit's read (AttAcc's bank-internal path): activation + cell read + the column
+        path to the bank's edge, where the unit sits."""
+        return self.cell_pj_per_bit + self.read_pj_per_bit + self.column_pj_per_bit
 
     @property
     def offchip_pj_per_bit(self):
-        """A read leaving the die: the whole path plus the off-chip interface."""
-        return (self.bank_pj_per_bit + self.column_pj_per_bit + self.global_io_pj_per_bit
-                + self.offchip_io_pj_per_bit)
+        """A read leaving the die: the bank-internal path, the global I/O and the off-chip
+        interface."""
+        return self.bank_pj_per_bit + self.global_io_pj_per_bit + self.offchip_io_pj_per_bit
 
 
 @dataclass(frozen=True)
@@ -176,6 +197,14 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class Memory:
+    """Where the models live on the PIM's ranks (:mod:`ahasd.sim.system.memory`)."""
+    placement: str               #: "striped" (both models on every rank) or "partitioned"
+    draft_ranks: int             #: ranks of the draft model when partitioned (the rest: target)
+    contention: bool             #: PIM units and NPU reads share the ranks' slots
+
+
+@dataclass(frozen=True)
 class Run:
     tokens: int
     batch: int
@@ -225,8 +254,16 @@ class ModelShape:
 
 SECTIONS = {"npu": Npu, "pim": Pim, "aau": Aau, "interconnect": Interconnect,
             "controller": Controller, "gpu": Gpu, "phone_gpu": PhoneGpu, "hbm_pim": HbmPim,
-            "storage": Storage, "run": Run}
-_UNIT = ("_util", "_efficiency")
+            "storage": Storage, "memory": Memory, "run": Run}
+_UNIT = ("_util", "_efficiency", "efficiency_raw")
+#: Keys that are no longer inputs: ``SECTION.KEY`` -> the one-line hint of their error.
+REMOVED = {
+    "pim.int8_gops": "the PIM's MAC rate is derived: pim.units x pim.unit_burst_bytes / "
+                     "pim.t_ccd_s x pim.freq_mhz x pim.efficiency_raw (set pim.units)",
+    "pim.compute_util": "the PIM's GEMV runs at its measured pim.efficiency_raw (no AttAcc cap)",
+    "pim.gemv_efficiency": "the GEMV efficiency is measured on the RTL: pim.efficiency_raw",
+}
+PLACEMENTS = ("striped", "partitioned")
 _MAY_BE_ZERO = {"seed", "tvc_prescale_bits", "softmax_base_cycles", "gelu_base_cycles",
                 "layernorm_base_cycles"}
 
@@ -243,6 +280,7 @@ class Platform:
     phone_gpu: PhoneGpu
     hbm_pim: HbmPim
     storage: Storage
+    memory: Memory
     run: Run
     models: dict
     pairs: dict
@@ -263,6 +301,9 @@ class Platform:
 def _check(section, cls, values):
     known = {f.name: f for f in fields(cls)}
     for key in values:
+        if f"{section}.{key}" in REMOVED:
+            raise ConfigError(f"{section}.{key} is no longer an input: "
+                              f"{REMOVED[section + '.' + key]}")
         if key not in known:
             raise ConfigError(f"unknown key {section}.{key} (known: {', '.join(known)})")
     out = {}
@@ -293,6 +334,22 @@ def _check(section, cls, values):
             v = kind(v)
         out[name] = v
     return cls(**out)
+
+
+def _check_pim(pim, memory):
+    """The cross-key rules of the PIM and its placement (one-line errors naming the value)."""
+    per, left = divmod(pim.units, pim.ranks)
+    if left or per == 0 or pim.banks_per_rank % per:
+        raise ConfigError(
+            f"pim.units must be pim.ranks ({pim.ranks}) x a divisor of pim.banks_per_rank "
+            f"({pim.banks_per_rank}): one unit per rank, per bank group or per bank; not "
+            f"{pim.units}")
+    if memory.placement not in PLACEMENTS:
+        raise ConfigError(f"memory.placement must be one of {', '.join(PLACEMENTS)}, not "
+                          f"{memory.placement!r}")
+    if memory.placement == "partitioned" and memory.draft_ranks >= pim.ranks:
+        raise ConfigError(f"memory.draft_ranks must be in 1..{pim.ranks - 1} (the rest hold the "
+                          f"target), not {memory.draft_ranks}")
 
 
 def parse_override(text):
@@ -375,6 +432,9 @@ def _load_config(overrides=(), *, platform_text=None, models_text=None, platform
         if section not in SECTIONS:
             raise ConfigError(f"unknown section {section!r} in --set {section}.{key} "
                               f"(sections: {', '.join(SECTIONS)})")
+        if f"{section}.{key}" in REMOVED:
+            raise ConfigError(f"--set {section}.{key}: no longer an input: "
+                              f"{REMOVED[section + '.' + key]}")
         if key not in {f.name for f in fields(SECTIONS[section])}:
             raise ConfigError(f"unknown key {section}.{key}")
         raw.setdefault(section, {})[key] = value
@@ -382,6 +442,7 @@ def _load_config(overrides=(), *, platform_text=None, models_text=None, platform
         if section not in SECTIONS:
             raise ConfigError(f"unknown section [{section}] in platform.toml")
     parts = {s: _check(s, cls, raw.get(s, {})) for s, cls in SECTIONS.items()}
+    _check_pim(parts["pim"], parts["memory"])
     m = _read_toml("models.toml", models_text)
     models = {}
     for name, values in m.get("models", {}).items():

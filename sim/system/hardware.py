@@ -4,6 +4,10 @@ A :class:`Device` runs :class:`ahasd.sim.system.workload.Work` in
 ``max(macs / (peak_macs * compute_util), bytes / (bandwidth * bw_util))`` per layer (AttAcc's
 per-layer max with utilisation caps), plus its nonlinear work:
 
+The LPDDR5-PIM's rates come from the RTL up: ``pim.units`` GEMV units at
+``unit_burst_bytes / t_ccd_s x f x efficiency_raw`` MACs (= weight bytes) per second each
+(:attr:`ahasd.sim.system.config.Pim.pim_mac_per_s`), with no utilisation cap.
+
 * on a PIM with AAUs (one per rank, :class:`AauTiming`), the RTL AAU's measured occupancy:
   per operator ``base + per_elem * lanes * ceil(elements / (lanes * units))`` PIM cycles, the
   elements split evenly over the ranks' AAUs and padded to whole 16-lane requests (the RTL
@@ -108,11 +112,10 @@ class Device:
 
 
 def gemv_slice_cycles(dram, m, n, efficiency):
-    """PIM cycles the model gives one GEMV bank for an ``m x n`` slice: the MACs over the bank's
+    """PIM cycles the model gives one GEMV unit for an ``m x n`` slice: the MACs over the unit's
     raw DRAM rate (:meth:`ahasd.spec.dram.DRAMConfig.raw_mac_bound`, one lane per burst
-    byte, one burst per tCCD: per-bank refresh costs no read slot) times the configured GEMV
-    efficiency (``pim.gemv_efficiency``). The same efficiency scales the PIM's internal (raw)
-    bandwidth in :func:`build_devices`."""
+    byte, one burst per tCCD) times the RTL's measured ``pim.efficiency_raw``: the rate
+    :attr:`ahasd.sim.system.config.Pim.unit_mac_per_s` gives each unit in :func:`build_devices`."""
     return m * n / (float(dram.raw_mac_bound()) * efficiency)
 
 
@@ -133,8 +136,9 @@ def build_devices(cfg):
                       npu.bw_util, npu.vector_tops * 1e12 * npu.chips, npu.pj_per_mac,
                       offchip_pj_byte, vec_pj, npu.background_mw / 1e3, pim.mem_gb * gb,
                       npu.freq_mhz * 1e6),
-        "pim": Device("pim", pim.int8_gops * 1e9, pim.internal_bw_gbps * gb * pim.gemv_efficiency,
-                      pim.compute_util, 1.0, lanes_rate, pim.pj_per_mac, pim.bank_pj_per_bit * 8,
+        # The GEMV units at their measured rate: no AttAcc cap (efficiency_raw replaces it).
+        "pim": Device("pim", pim.pim_mac_per_s, pim.pim_bytes_per_s, 1.0, 1.0, lanes_rate,
+                      pim.pj_per_mac, pim.bank_pj_per_bit * 8,
                       aau_pj, pim.background_mw / 1e3, pim.mem_gb * gb, pim.freq_mhz * 1e6, aau),
         "gpu": Device("gpu", gpu.int8_tops * 1e12, gpu.mem_bw_gbps * gb, gpu.compute_util,
                       gpu.bw_util, gpu.int8_tops * 1e12, gpu.pj_per_mac, gpu.dram_pj_per_bit * 8,

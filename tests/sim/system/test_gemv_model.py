@@ -19,5 +19,5 @@ def test_model_matches_verilated_bank():
     rng = np.random.default_rng(3)
     _, cycles, _ = run_verilated(dram, rng.integers(-128, 128, size=(m, n)),
                                  rng.integers(-128, 128, size=n), max_n=n, max_m=m)
-    model = gemv_slice_cycles(dram, m, n, load_config().pim.gemv_efficiency)
+    model = gemv_slice_cycles(dram, m, n, load_config().pim.efficiency_raw)
     assert model == pytest.approx(cycles, rel=0.05)
