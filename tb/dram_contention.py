@@ -16,7 +16,7 @@ Example::
     figures["both"]["pim"]["bytes_per_cycle"], figures["pim"]["pim"]["bytes_per_cycle"]
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -54,6 +54,9 @@ class ContentionSystem(wiring.Component):
         The rank (per-bank refresh; ``rows`` a power of two, so that the endless walks wrap).
     pim_banks, host_banks : sequence of int
         Disjoint bank sets (default :func:`split_banks`).
+    host_period : int, optional
+        Pace the host: one read request every ``host_period`` cycles (at most four waiting), so
+        that it asks for ``t_ccd / host_period`` of the raw rate; None: it reads whenever it can.
 
     Ports
     -----
@@ -63,8 +66,12 @@ class ContentionSystem(wiring.Component):
         The model's counters and timing check.
     """
 
-    def __init__(self, *, config=DRAMConfig(rows=2), pim_banks=None, host_banks=None):
+    def __init__(self, *, config=DRAMConfig(rows=2), pim_banks=None, host_banks=None,
+                 host_period=None):
         with rejecting_construction(self):
+            if host_period is not None:
+                check_int("host_period", host_period, config.t_ccd,
+                          note="cycles per host read request, at least t_ccd")
             check_instance("config", config, DRAMConfig)
             if config.refresh != "per_bank":
                 raise ValueError(f"config.refresh must be per_bank with two requesters, not "
@@ -81,6 +88,7 @@ class ContentionSystem(wiring.Component):
             ReadScheduler.check_config(config, host_banks)
         self.config = config
         self.pim_banks, self.host_banks = pim_banks, host_banks
+        self.host_period = host_period
         super().__init__({
             "pim_en": In(1), "host_en": In(1),
             "reads": Out(32), "host_reads": Out(32), "refpb": Out(32),
@@ -97,21 +105,40 @@ class ContentionSystem(wiring.Component):
                 self.config, banks=banks,
                 row_cycles=2 * self.config.bursts_per_row * self.config.t_ccd)
             connect_command(m, sched, dram, prefix)
-            m.d.comb += [sched.reading.eq(en), sched.rd_allowed.eq(1)]
+            m.d.comb += sched.reading.eq(en)
+            if name == "host" and self.host_period is not None:
+                self._pace(m, sched)
+            else:
+                m.d.comb += sched.rd_allowed.eq(1)
         m.d.comb += [self.reads.eq(dram.reads), self.host_reads.eq(dram.host_reads),
                      self.refpb.eq(dram.refpb), self.error.eq(dram.error),
                      self.error_code.eq(dram.error_code)]
         return m
 
 
+    def _pace(self, m, sched):
+        """A request every ``host_period`` cycles into a four-deep credit; a RD takes one."""
+        tick = Signal(range(self.host_period))
+        credit = Signal(range(5))
+        arrive = tick == self.host_period - 1
+        m.d.sync += tick.eq(Mux(arrive, 0, tick + 1))
+        m.d.comb += sched.rd_allowed.eq(credit != 0)
+        with m.If(arrive & ~sched.rd_issued & (credit != 4)):
+            m.d.sync += credit.eq(credit + 1)
+        with m.Elif(~arrive & sched.rd_issued):
+            m.d.sync += credit.eq(credit - 1)
+
+
 def measure_bandwidth(config=None, *, cycles=None, warmup=None, requesters=REQUESTERS,
-                      pim_banks=None, host_banks=None):
+                      pim_banks=None, host_banks=None, host_period=None):
     """Effective read bandwidth of each requester with ``requesters`` streaming at once.
 
     Parameters
     ----------
     config : DRAMConfig, optional
         The rank (default: the platform's, 2 rows per bank stored).
+    host_period : int, optional
+        As :class:`ContentionSystem` (the host's pacing).
     cycles : int, optional
         Measurement window (default ``2 * t_refi``), after ``warmup`` cycles (default: the time
         to open the first rows, ``t_rcd + t_rp + t_ras``).
@@ -137,7 +164,8 @@ def measure_bandwidth(config=None, *, cycles=None, warmup=None, requesters=REQUE
     for r in requesters:
         if r not in REQUESTERS:
             raise ValueError(f"requesters must be among {', '.join(REQUESTERS)}, not {r!r}")
-    dut = ContentionSystem(config=config, pim_banks=pim_banks, host_banks=host_banks)
+    dut = ContentionSystem(config=config, pim_banks=pim_banks, host_banks=host_banks,
+                           host_period=host_period)
     seen = {}
 
     async def tb(ctx):
@@ -161,9 +189,11 @@ def measure_bandwidth(config=None, *, cycles=None, warmup=None, requesters=REQUE
     return figures
 
 
-def contention(config=None, *, cycles=None, warmup=None, pim_banks=None, host_banks=None):
+def contention(config=None, *, cycles=None, warmup=None, pim_banks=None, host_banks=None,
+               host_period=None):
     """:func:`measure_bandwidth` for the PIM alone, the host alone and both together, as
     ``{"pim": ..., "host": ..., "both": ...}``."""
     return {case: measure_bandwidth(config, cycles=cycles, warmup=warmup, requesters=reqs,
-                                    pim_banks=pim_banks, host_banks=host_banks)
+                                    pim_banks=pim_banks, host_banks=host_banks,
+                                    host_period=host_period)
             for case, reqs in (("pim", ("pim",)), ("host", ("host",)), ("both", REQUESTERS))}

@@ -81,6 +81,7 @@ class EngineStats:
     tvc_decisions: int = 0
     edc_decisions: int = 0
     draft_lengths: list[int] = field(default_factory=list)
+    stall: dict[str, float] = field(default_factory=dict)   #: seconds lost to shared ranks
 
     def charge(self, dev, kind, t0, t1, pj, keep_timeline):
         """``dev`` was busy with ``kind`` from ``t0`` to ``t1`` and spent ``pj``."""
@@ -96,6 +97,8 @@ class _Drafting:
     batch: Batch
     t_done: float
     per_token: list[tuple[float, float]]     #: (end time, pJ) of each token
+    speed: float = 1.0               #: share of its alone speed that memory sharing leaves it
+    mark: float = 0.0                #: time up to which its stall is counted
 
 
 @dataclass
@@ -106,6 +109,8 @@ class _Verifying:
     t_done: float
     kv_len: int
     pj: float
+    speed: float = 1.0
+    mark: float = 0.0
 
 
 @dataclass
@@ -116,6 +121,8 @@ class _Preverifying:
     t_start: float
     t_done: float
     pj: float
+    speed: float = 1.0
+    mark: float = 0.0
 
 
 @dataclass
@@ -185,6 +192,7 @@ class _Engine:
             if self._start_verify():
                 continue
             self._start_pim()
+            self._share_memory()
             nxt = self._next_event()
             if nxt is None:          # nothing to wait for: the EDC stop lapses
                 s.waiting = False
@@ -210,7 +218,7 @@ class _Engine:
             return True
         kv = len(self.prompt) + len(s.committed)
         dt, pj = self.timing.verify(len(head.tokens), kv)
-        s.verifying = _Verifying(head, s.t, s.t + dt, kv, pj)
+        s.verifying = _Verifying(head, s.t, s.t + dt, kv, pj, mark=s.t)
         return False
 
     def _start_pim(self):
@@ -249,7 +257,7 @@ class _Engine:
             per.append((t_cur, pj))
         t_done = t_cur + timing.draft_overhead_s(len(tokens), self.edc is not None)
         b.ready_t = s.t
-        s.drafting = _Drafting(b, t_done, per)
+        s.drafting = _Drafting(b, t_done, per, mark=s.t)
 
     def _start_preverify(self, tvc: Deciders, verifying: _Verifying):
         """Ask TVC how many tokens of the next unverified batch to pre-verify, and start that."""
@@ -271,7 +279,40 @@ class _Engine:
             self.st.gts_switches += 1
             s.pim_task = _PimTask.PREVERIFY
         dt, pj = timing.preverify(length, len(self.prompt) + cand.context_len)
-        s.preverifying = _Preverifying(cand, length, t_start, t_start + dt, pj)
+        s.preverifying = _Preverifying(cand, length, t_start, t_start + dt, pj, mark=t_start)
+
+    # -- memory sharing --------------------------------------------------------------------
+
+    def _share_memory(self):
+        """Contention (:mod:`ahasd.sim.system.memory`): while the NPU verifies and the PIM
+        computes on the same ranks, each runs at its share of the ranks' read slots; the rest
+        of each running task is stretched (or, when the other ends, shrunk back) to that speed."""
+        s, lay = self.s, self.timing.layout
+        if lay is None or not lay.contention:
+            return
+        pim = s.drafting if s.drafting is not None else s.preverifying
+        both = (s.verifying is not None and pim is not None
+                and lay.overlaps("draft" if pim is s.drafting else "target"))
+        for task, dev, speed in ((s.verifying, self.spec.verify_dev, lay.npu_factor),
+                                 (pim, self.spec.draft_dev, lay.pim_factor)):
+            if task is None:
+                continue
+            self._count_stall(task, dev)
+            speed = speed if both else 1.0
+            if speed != task.speed:
+                k = task.speed / speed
+                task.t_done = _stretch(task.t_done, s.t, k)
+                if isinstance(task, _Drafting):
+                    task.per_token = [(_stretch(te, s.t, k), pj) for te, pj in task.per_token]
+                task.speed = speed
+
+    def _count_stall(self, task, dev):
+        """Charge ``task``'s time lost to sharing since its mark (``(1 - speed)`` of it)."""
+        now = self.s.t
+        start = max(task.mark, getattr(task, "t_start", task.mark))
+        if now > start and task.speed < 1.0:
+            self.st.stall[dev] = self.st.stall.get(dev, 0.0) + (now - start) * (1 - task.speed)
+        task.mark = max(task.mark, now)
 
     # -- events ----------------------------------------------------------------------------
 
@@ -326,6 +367,7 @@ class _Engine:
         s = self.s
         task = getattr(s, running)
         assert task is not None
+        self._count_stall(task, dev)
         setattr(s, running, None)
         self.st.charge(dev, kind, task.t_start, s.t, task.pj, self.keep_timeline)
         return task
@@ -362,6 +404,7 @@ class _Engine:
         s, st = self.s, self.st
         d = s.drafting
         assert d is not None
+        self._count_stall(d, self.spec.draft_dev)
         s.drafting = None
         b, per = d.batch, d.per_token
         end = per[-1][0] if per else s.t
@@ -386,6 +429,7 @@ class _Engine:
         victims = len(s.pending)
         d = s.drafting
         if d is not None:
+            self._count_stall(d, self.spec.draft_dev)
             spent = [pj for (te, pj) in d.per_token if te <= s.t]
             part = d.per_token[len(spent)] if len(spent) < len(d.per_token) else None
             # the token in progress is charged in full (it had started)
@@ -404,6 +448,11 @@ class _Engine:
         rewind = getattr(self.source, "rewind", None)
         if rewind is not None:
             rewind(batch)
+
+
+def _stretch(t_end, now, k):
+    """A planned time ``t_end`` after ``now`` with the time still to go scaled by ``k``."""
+    return now + (t_end - now) * k if t_end > now else t_end
 
 
 def _before(pending, batch):

@@ -72,6 +72,8 @@ class SimResult:
     tvc_saturated_records: int
     tvc_saturated_decisions: int
     energy_breakdown_mj: dict
+    derived: dict
+    memory: dict
     config: dict = field(repr=False)
     timeline: list = field(default_factory=list, repr=False)
     output_tokens: list = field(default_factory=list, repr=False)
@@ -176,7 +178,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     if record is not None:
         _DECODINGS[dkey] = record.calls
     r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
-                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
+                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline,
+                len(prompt))
     r.output_tokens = out
     return r
 
@@ -213,8 +216,44 @@ def _tvc_presets(deciders, timing, kv0):
     deciders.tvc_preset("pvct", int(timing.preverify(1, kv0)[0] * timing.pim_hz), 1)
 
 
+def _bound_s(cfg, spec, timing, st):
+    """The roofline lower bound of the run's time: every weight read at the memory's peak
+    (asynchronous: the slower device; synchronous: both in turn). With shared ranks under
+    contention, the PIM's and the NPU's reads of those ranks also share the ranks' raw slots
+    (``pim.ranks x unit_burst_bytes / t_ccd_s x f``): a third bound, so the bound with
+    contention is never above the one without."""
+    dev = timing.dev
+    wd, wt = timing.weight_bytes(timing.draft), timing.weight_bytes(timing.target)
+    t_verify = st.npu_passes * dev[spec.verify_dev].min_weight_s(wt)
+    t_draft = (st.draft_tokens_done * dev[spec.draft_dev].min_weight_s(wd)
+               + st.preverifies * dev[spec.draft_dev].min_weight_s(wt))
+    if not spec.asynchronous:
+        return t_verify + t_draft
+    lay, pim = timing.layout, cfg.pim
+    t_shared = 0.0
+    if lay is not None and lay.contention:
+        raw = lay.target_ranks * pim.unit_burst_bytes / pim.t_ccd_s * pim.freq_mhz * 1e6
+        pim_bytes = st.preverifies * wt + (st.draft_tokens_done * wd if lay.shared else 0.0)
+        t_shared = (st.npu_passes * wt + pim_bytes) / raw
+    return max(t_verify, t_draft, t_shared)
+
+
+def _derived(cfg, timing, kv):
+    """Figures derived from the configuration for the run's pair at the prompt's KV length
+    ``kv``: the PIM's MAC rate, one NPU verification pass of 4 drafted tokens (5 tokens), one
+    draft token on the draft device (no sharing)."""
+    return {"pim_mac_per_s": cfg.pim.pim_mac_per_s,
+            "npu_verify_pass_s": timing.verify(4, kv)[0],
+            "pim_draft_token_s": timing.draft_token(kv)[0]}
+
+
+def _memory(timing):
+    lay = timing.layout
+    return {"placement": None, "contention": False} if lay is None else lay.as_dict()
+
+
 def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, notes, deciders,
-            keep_timeline):
+            keep_timeline, kv0):
     dev = timing.dev
     ctl = cfg.controller
     dyn = {d: pj * 1e-9 for d, pj in st.energy_pj.items()}
@@ -231,12 +270,10 @@ def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, 
     devices = {}
     for d in sorted({spec.draft_dev, spec.verify_dev}):
         busy = st.busy.get(d, 0.0)
-        devices[d] = {"busy_s": busy, "idle_s": max(t - busy, 0.0)}
-    wd, wt = timing.weight_bytes(timing.draft), timing.weight_bytes(timing.target)
-    t_verify = st.npu_passes * dev[spec.verify_dev].min_weight_s(wt)
-    t_draft = (st.draft_tokens_done * dev[spec.draft_dev].min_weight_s(wd)
-               + st.preverifies * dev[spec.draft_dev].min_weight_s(wt))
-    t_min = max(t_verify, t_draft) if spec.asynchronous else t_verify + t_draft
+        # stall_memory_s: time lost to shared ranks, inside busy_s (busy + idle = time_s)
+        devices[d] = {"busy_s": busy, "idle_s": max(t - busy, 0.0),
+                      "stall_memory_s": st.stall.get(d, 0.0)}
+    t_min = _bound_s(cfg, spec, timing, st)
     return SimResult(
         tokens=n, time_s=t, throughput_tok_s=n / t, energy_mj=energy,
         tokens_per_mj=n / energy, acceptance_rate=st.accepted / st.drafted if st.drafted else 0.0,
@@ -251,7 +288,8 @@ def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, 
         edc_suppressed=st.edc_suppressed, gts_switches=st.gts_switches,
         tvc_saturated_records=getattr(deciders, "saturated_records", 0),
         tvc_saturated_decisions=getattr(deciders, "saturated_decisions", 0),
-        energy_breakdown_mj=breakdown,
+        energy_breakdown_mj=breakdown, derived=_derived(cfg, timing, kv0),
+        memory=_memory(timing),
         config={**cfg.as_dict(), "deciders": (getattr(deciders, "kind", "custom")
                                               if spec.edc or spec.tvc else "none")},
         timeline=st.timeline if keep_timeline else [])

@@ -18,13 +18,19 @@ layer and operator), ``aau`` (those operators on the AAU inside the PIM), ``edc`
 drafting ahead), ``tvc`` (TVC inserts pre-verifications; full AHASD).
 
 Capacity (:func:`placement`): every model's INT8 weights and its KV cache for the whole run must
-fit the memory it lives in; otherwise the run is rejected, or with ``offload`` the part that does
-not fit is streamed over the system's host link on every pass of the model that overflows (its
-bandwidth and energy from the configuration).
+fit the memory it lives in (on AHASD's LPDDR5-PIM, per rank: the most loaded rank of the
+placement, :mod:`ahasd.sim.system.memory`); otherwise the run is rejected, or with ``offload``
+the part that does not fit is streamed over the system's host link on every pass of the model
+that overflows (its bandwidth and energy from the configuration).
+
+On AHASD the PIM's passes run on the units of the ranks that hold the model, as long as the most
+loaded unit (:meth:`ahasd.sim.system.memory.Layout.pim_speed`); the engine applies the sharing of
+the ranks with the NPU (:attr:`Timing.layout`).
 """
 
 from dataclasses import dataclass
 
+from ahasd.sim.system import memory
 from ahasd.sim.system.hardware import build_devices
 from ahasd.sim.system.workload import head_work, layer_work
 from ahasd.spec.params import check_choice
@@ -107,6 +113,9 @@ def placement(cfg, spec, draft, target, kv_tokens, *, offload):
     stream = {"draft": 0.0, "target": 0.0}
     notes = []
     for mem, dev, models in spec.memories:
+        if mem == "lpddr5-pim":
+            _per_rank(cfg, spec, draft, target, kv_tokens, offload, stream, notes)
+            continue
         cap = devices[dev].capacity_bytes
         need = {m: shapes[m].params + shapes[m].kv_bytes_per_token(elem) * kv_tokens
                 for m in models}
@@ -127,6 +136,25 @@ def placement(cfg, spec, draft, target, kv_tokens, *, offload):
     return stream, notes
 
 
+def _per_rank(cfg, spec, draft, target, kv_tokens, offload, stream, notes):
+    """The LPDDR5-PIM's capacity, rank by rank (:func:`ahasd.sim.system.memory.check_ranks`)."""
+    lay = memory.layout(cfg, draft, target)
+    per_rank, excess, model = memory.check_ranks(cfg, draft, target, lay, kv_tokens)
+    if not excess:
+        return
+    shape = target if model == "target" else draft
+    if not offload:
+        raise CapacityError(
+            f"{spec.label}: {draft.name} + {target.name} (weights + KV cache, INT8) need "
+            f"{per_rank / 1e9:.1f} GB on the most loaded rank ({lay.placement}), more than the "
+            f"{cfg.pim.rank_gb:g} GB of a rank: do not fit the {cfg.pim.mem_gb:.1f} GB of "
+            f"lpddr5-pim; use --offload to stream the rest")
+    stream[model] += min(excess, shape.params)
+    link = getattr(cfg, spec.host_link)
+    notes.append(f"lpddr5-pim: {excess / 1e9:.1f} GB of {shape.name} streamed per pass over "
+                 f"{link.host_link} ({link.host_link_gbps:g} GB/s)")
+
+
 _MEMOS: dict[tuple, dict] = {}
 
 
@@ -138,6 +166,8 @@ class Timing:
         self.dev = build_devices(cfg)
         link = getattr(cfg, spec.host_link)
         self.stream = stream
+        #: where the models live and what sharing does (AHASD's LPDDR5-PIM; None elsewhere)
+        self.layout = memory.layout(cfg, draft, target) if spec.draft_dev == "pim" else None
         self.link_Bps = link.host_link_gbps * 1e9
         self.link_pj_byte = link.host_link_pj_per_bit * 8
         ic, ctl = cfg.interconnect, cfg.controller
@@ -170,6 +200,16 @@ class Timing:
         layer, head = layer_work(shape, n, kv, elem), head_work(shape, n)
         local_nl = not ship_nonlinear
         t = dev.pass_s(layer, head, shape.layers, nonlinear=local_nl)
+        if dev_name == "pim" and self.layout is not None:
+            # the units (and AAUs) of the model's ranks only, as long as the most loaded unit
+            model = "draft" if shape is self.draft else "target"
+            t = (dev.pass_s(layer, head, shape.layers, nonlinear=False)
+                 / self.layout.pim_speed(model))
+            if local_nl:
+                held = self.layout.draft_ranks if model == "draft" else self.layout.target_ranks
+                nl = dev.pass_s(layer, head, shape.layers) - dev.pass_s(
+                    layer, head, shape.layers, nonlinear=False)
+                t += nl * self.layout.ranks / held
         pj = (dev.energy_pj(layer, nonlinear=local_nl) * shape.layers
               + dev.energy_pj(head, nonlinear=local_nl))
         if ship_nonlinear:

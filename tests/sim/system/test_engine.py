@@ -165,6 +165,7 @@ def test_the_engine_settles_by_the_golden_decoders_rule(monkeypatch):
         return settle(*args, **kw)
 
     monkeypatch.setattr(engine, "settle", spy)
-    r = run("ahasd", "tvc", tokens=300)
+    # greedy: TVC pre-verifies here with the ranks shared (sampled, it finds no room at 300)
+    r = run("ahasd", "tvc", tokens=300, greedy=True)
     assert r.preverifies > 0 and r.preverify_rejects > 0
     assert len(calls) == r.npu_passes + r.preverifies
