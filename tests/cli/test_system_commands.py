@@ -22,7 +22,12 @@ def test_simulate_json_keys(capsys):
                             "acceptance_rate", "mean_accepted_len", "devices", "bound_tok_s",
                             "config"]
     assert set(d["devices"]) == {"npu", "pim"}
-    assert set(d["devices"]["npu"]) == {"busy_s", "idle_s"}
+    assert set(d["devices"]["npu"]) == {"busy_s", "idle_s", "stall_memory_s"}
+    for dev in d["devices"].values():
+        assert dev["busy_s"] + dev["idle_s"] == pytest.approx(d["time_s"])
+        assert 0 <= dev["stall_memory_s"] <= dev["busy_s"]
+    assert set(d["derived"]) >= {"pim_mac_per_s", "npu_verify_pass_s", "pim_draft_token_s"}
+    assert d["memory"]["placement"] == "striped" and d["memory"]["contention"] is True
     assert d["config"]["npu"]["int8_tops"] == 20
     assert d["throughput_tok_s"] <= d["bound_tok_s"]
 
