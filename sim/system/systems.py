@@ -111,7 +111,7 @@ def placement(cfg, spec, draft, target, kv_tokens, *, offload):
     elem = cfg.run.kv_bytes_per_elem
     shapes = {"draft": draft, "target": target}
     stream = {"draft": 0.0, "target": 0.0}
-    notes = []
+    notes: list[str] = []
     for mem, dev, models in spec.memories:
         if mem == "lpddr5-pim":
             _per_rank(cfg, spec, draft, target, kv_tokens, offload, stream, notes)
