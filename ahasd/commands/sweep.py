@@ -24,7 +24,7 @@ __all__ = ["register", "run"]
 
 KINDS = ("system", "area")
 #: Options of one kind only (dest -> kind), refused with the other.
-_ONLY = {"system": "system", "pair": "system", "policy": "system",
+_ONLY = {"system": "system", "pair": "system", "policy": "system", "area_json": "system",
          "trace": "area", "build_dir": "area"}
 _SYSTEM_DEFAULTS = {"system": "ahasd", "pair": "opt", "policy": "adaedl"}
 _TOKENS = {"system": 256, "area": 4000}
@@ -55,6 +55,11 @@ def register(sub):
     p.add_argument("--system", default=None, help="system: the simulated system (default ahasd)")
     p.add_argument("--pair", default=None, help="system: the model pair (default opt)")
     p.add_argument("--policy", default=None, help="system: the drafting policy (default adaedl)")
+    p.add_argument("--area-json", type=Path, default=None, metavar="FILE",
+                   help="system, with a pim.units axis: the GEMV unit's area from this saved "
+                        "`ahasd area gemv --json` (default: the gemv row of the README's "
+                        "generated area table, `make area`); adds the PIM's added area and "
+                        "pim_units.png")
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
                    help=f"system: tokens per point (default 256); area: tokens per recorded "
                         f"golden trace (default 4000); 1..{TOKENS_MAX:,}")
@@ -114,13 +119,16 @@ def _system(args):
         axes = [parse_axis(a) for a in args.axis]
     except ValueError as e:
         raise CliError(str(e)) from None
+    gemv_mm2 = (_gemv_mm2(args.area_json) if any(n == "pim.units" for n, _ in axes)
+                else None)
     fresh_output_dir(args.out, "--out", force=args.force)                       # before any work
     try:
         total = math.prod(len(values) for _, values in axes)
         with progress(f"simulating {total} points", total) as update:
             rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
                              system=args.system, pair=args.pair, policy=args.policy,
-                             tokens=args.tokens, seed=args.seed, progress=_counter(update))
+                             tokens=args.tokens, seed=args.seed, progress=_counter(update),
+                             gemv_mm2=gemv_mm2)
     except ValueError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. an unreachable scheduler
@@ -131,6 +139,34 @@ def _system(args):
     print(f"{len(rows)} points written to {args.out}/sweep.csv"
           + (f"; {len(bad)} could not run: {bad[0]}" if bad else ""))
     return 0
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _gemv_mm2(path):
+    """The GEMV unit's mm² (28 nm): from a saved ``ahasd area gemv --json`` (``path``), or the
+    gemv row of the README's generated area table (the saved result of ``make area``)."""
+    import json
+    import re
+    if path is not None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return next(float(b["total_mm2"]) for b in data["blocks"] if b["block"] == "gemv")
+        except OSError as e:
+            raise CliError(f"--area-json: cannot read {path}: {e.strerror}") from None
+        except (ValueError, KeyError, TypeError, StopIteration):
+            raise CliError(f"--area-json: {path} is not the JSON of `ahasd area gemv --json` "
+                           "(no gemv block with total_mm2)") from None
+    try:
+        text = README.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    m = re.search(r"^\| gemv \|(?:[^|\n]*\|){5}\s*([0-9.]+)\s*\|", text, re.M)
+    if m is None:
+        raise CliError("a pim.units axis needs the GEMV unit's area: --area-json FILE (a saved "
+                       "`ahasd area gemv --json`); the README has no generated area table")
+    return float(m.group(1))
 
 
 def _area(args):

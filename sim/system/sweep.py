@@ -7,6 +7,12 @@ parameter (``edc.h_max_nats``; ``edc.bucket_bits`` and ``edc.llr_bits``, which s
 level). Cells run through :func:`ahasd.sim.system.parallel.run_cells` (this process, local
 processes, or a dask.distributed scheduler), with identical results either way.
 
+The cross-layer trade-off: a sweep with a ``pim.units`` axis (and, say, ``memory.placement``)
+given the GEMV unit's area (``gemv_mm2``, from the area flow: ``ahasd area gemv``) adds each
+point's added PIM area (``pim.units x gemv_mm2``) and energy per token to its row and draws
+``pim_units.png``: throughput and energy per token against the added area, one line per other
+axis value (:func:`pim_units_plot`).
+
 The same machinery runs other kinds of sweep: a kind builds its cells, names its cell evaluator
 for :func:`ahasd.sim.system.parallel.run_cells` and writes its rows with :func:`write_rows`
 (``sweep.csv`` and ``sweep.json`` in the output folder, as here). The area sweep of the
@@ -19,7 +25,7 @@ import json
 
 from ahasd.sim.system.config import ConfigError, load_config, parse_override
 
-__all__ = ["parse_axis", "sweep_cells", "run_sweep", "write_rows", "EDC_KEYS"]
+__all__ = ["parse_axis", "sweep_cells", "run_sweep", "write_rows", "pim_units_plot", "EDC_KEYS"]
 
 EDC_KEYS = ("h_max_nats", "bucket_bits", "llr_bits", "history_depth", "counter_bits")
 METRICS = ("throughput_tok_s", "tokens_per_mj", "acceptance_rate", "mean_draft_len",
@@ -85,25 +91,37 @@ def sweep_cells(axes, *, system="ahasd", pair="opt", policy="adaedl", tokens=256
     return cells
 
 
-def run_sweep(axes, out, *, jobs=1, scheduler=None, progress=None, plots=True, **kw):
-    """Run the sweep into folder ``out`` (sweep.csv, sweep.json, sweep.png); return the rows."""
+def run_sweep(axes, out, *, jobs=1, scheduler=None, progress=None, plots=True, gemv_mm2=None,
+              **kw):
+    """Run the sweep into folder ``out`` (sweep.csv, sweep.json, sweep.png; with a
+    ``pim.units`` axis and ``gemv_mm2`` also the area columns and pim_units.png); return the
+    rows."""
     from ahasd.sim.system.parallel import run_cells
     cells = sweep_cells(axes, **kw)
     sim_cells = [{k: v for k, v in c.items() if k != "point"} for c in cells]
     rows = run_cells(sim_cells, jobs=jobs, scheduler=scheduler, progress=progress)
     names = [a[0] for a in axes]
+    metrics = list(METRICS)
+    if "pim.units" in names and gemv_mm2 is not None:
+        metrics += ["energy_per_token_mj", "pim_added_mm2"]
+        for c, r in zip(cells, rows):
+            r["pim_added_mm2"] = c["point"]["pim.units"] * gemv_mm2
+            if "error" not in r:
+                r["energy_per_token_mj"] = 1 / r["tokens_per_mj"]
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "sweep.csv", "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(names + list(METRICS) + ["error"])
+        w.writerow(names + metrics + ["error"])
         for c, r in zip(cells, rows):
             w.writerow([c["point"][n] for n in names]
-                       + [r.get(m, "") for m in METRICS] + [r.get("error", "")])
+                       + [r.get(m, "") for m in metrics] + [r.get("error", "")])
     (out / "sweep.json").write_text(json.dumps(
-        [{"point": c["point"], **{m: r.get(m) for m in METRICS}, "error": r.get("error")}
+        [{"point": c["point"], **{m: r.get(m) for m in metrics}, "error": r.get("error")}
          for c, r in zip(cells, rows)], indent=1, sort_keys=True) + "\n")
     if plots:
         _plot(axes, cells, rows, out)
+        if "pim_added_mm2" in metrics:
+            pim_units_plot(names, cells, rows, out / "pim_units.png", gemv_mm2)
     return rows
 
 
@@ -137,4 +155,38 @@ def _plot(axes, cells, rows, out):
         ax.set_ylabel("throughput (tok/s)")
     fig.tight_layout()
     fig.savefig(out / "sweep.png", dpi=100)
+    plt.close(fig)
+
+
+def pim_units_plot(names, cells, rows, path, gemv_mm2):
+    """``pim_units.png``: throughput (left) and energy per token (right) against the PIM's
+    added area (``pim.units x gemv_mm2``), one line per value of the other axes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    others = [n for n in names if n != "pim.units"]
+    lines: dict = {}
+    for c, r in zip(cells, rows):
+        if "error" in r:
+            continue
+        label = ", ".join(f"{n}={c['point'][n]}" for n in others) or "AHASD"
+        lines.setdefault(label, []).append((r["pim_added_mm2"], c["point"]["pim.units"],
+                                            r["throughput_tok_s"], r["energy_per_token_mj"]))
+    fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for label, pts in lines.items():
+        pts.sort()
+        area = [p[0] for p in pts]
+        ax_t.plot(area, [p[2] for p in pts], marker="o", label=label)
+        ax_e.plot(area, [p[3] for p in pts], marker="o", label=label)
+        for a, u, t, _ in pts:
+            ax_t.annotate(f"{u}", (a, t), textcoords="offset points", xytext=(3, 3), fontsize=7)
+    for ax, ylabel in ((ax_t, "throughput (tok/s)"), (ax_e, "energy per token (mJ)")):
+        ax.set_xscale("log")
+        ax.set_xlabel(f"PIM GEMV area added (mm², units x {gemv_mm2:.4f} mm² at 28 nm)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    ax_t.legend(fontsize=7)
+    ax_t.set_title("labels: pim.units", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
     plt.close(fig)
