@@ -75,3 +75,48 @@ def test_rtl_cycles_and_caps():
     assert quoted(r"GTS switch (\d+) cycle") == [c.gts_switch_cycles]
     assert quoted(r"caps ([\d.]+) / ([\d.]+) from AttAcc") == [cfg.npu.compute_util,
                                                               cfg.npu.bw_util]
+
+
+def test_task_times_quoted_in_the_headline_section():
+    from ahasd.sim.system.systems import Timing, make_spec
+    cfg = load_config()
+    draft, target = cfg.pair("opt")
+    zero = {"draft": 0.0, "target": 0.0}
+    ahasd = Timing(cfg, make_spec("ahasd"), draft, target, zero)
+    gpu = Timing(cfg, make_spec("gpu"), draft, target, zero)
+    npu = Timing(cfg, make_spec("npu-lpddr5"), draft, target, zero)
+    g, n = quoted(r"at KV 600 takes ([\d.]+) ms on the GPU and ([\d.]+) ms on the NPU")
+    assert (g, n) == (round(gpu.verify(4, 600)[0] * 1e3, 1), round(ahasd.verify(4, 600)[0] * 1e3))
+    alone, lpddr5 = quoted(r"OPT-1.3B token in ([\d.]+) ms alone \(([\d.]+) ms on the NPU")
+    assert alone == round(ahasd.draft_token(600)[0] * 1e3, 1)
+    assert lpddr5 == round(npu.draft_token(600)[0] * 1e3, 1)
+    keep, shared = quoted(r"units keep (\d+\.\d+) of the ranks' read slots, and the token takes "
+                          r"([\d.]+) ms")
+    assert keep == round(ahasd.layout.pim_factor, 3)
+    assert shared == round(ahasd.draft_token(600)[0] / ahasd.layout.pim_factor * 1e3, 1)
+    assert quoted(r"16 x 6.4 G MAC/s x ([\d.]+) = ([\d.]+) G MAC/s") == [
+        cfg.pim.efficiency_raw, round(cfg.pim.pim_mac_per_s / 1e9, 1)]
+
+
+def test_headlines_quoted_are_the_reference_grids():
+    import json
+    from importlib import resources
+    h = json.loads(resources.files("ahasd.sim.system").joinpath(
+        "reference", "summary.json").read_text())["headlines"]
+    thr, energy = quoted(r"vs NPU \+ LPDDR5 \(ours ([\d.]+)x throughput, ([\d.]+)x energy per")
+    n = h["vs_npu-lpddr5"]
+    assert thr == round(n["throughput"]["mean"], 2)
+    assert energy == round(1 / n["energy_efficiency"]["mean"], 2)
+    mean, top = quoted(r"AHASD is ([\d.]+)x faster on average \(up to ([\d.]+)x\)")
+    p = h["vs_phone-gpu"]["throughput"]
+    assert (mean, top) == (round(p["mean"], 2), round(p["max"], 2))
+    lo, hi = quoted(r"Throughput vs GPU-only \(ours ([\d.]+)-([\d.]+)x")
+    grid = h["grid_vs_gpu"]
+    assert lo == round(min(min(v["throughput"]) for v in grid.values()), 2)
+    assert hi == round(max(max(v["throughput"]) for v in grid.values()), 2)
+    steps = quoted(r"async ([\d.]+)x, \+AAU ([\d.]+)x, \+EDC ([\d.]+)x,\s+\+TVC ([\d.]+)x")
+    assert steps == [round(h["ablation_vs_gpu"][s]["throughput"], 3)
+                     for s in ("async", "aau", "edc", "tvc")]
+    acc = quoted(r"The n-gram pairs reach ([\d.]+) / ([\d.]+) / ([\d.]+)")
+    assert acc == [round(h["per_acceptance"][p]["acceptance_rate"], 2)
+                   for p in ("ngram3-5", "ngram4-5", "ngram5-5x")]
