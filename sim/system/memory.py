@@ -14,7 +14,7 @@ included at the run's end (the largest they grow to): :meth:`Layout.rank_need`.
 hold it, over the same banks, command bus and data path as the units of those ranks. Per rank,
 read slots come at one burst per tCCD; a rank delivers at most :func:`rank_efficiency` of them
 (activation window: ``bursts_per_row`` reads per ACT and at most four ACTs per tFAW, one per
-tRRD; refresh: a requester owning one refresh pair loses ``t_rfcpb + t_rp + t_rcd`` per tREFI,
+tRRD; command bus: one command per cycle, a RD per burst and an ACT and a PRE per row; refresh: a requester owning one refresh pair loses ``t_rfcpb + t_rp + t_rcd`` per tREFI,
 with two or more pairs the scheduler refreshes one while it streams from the others). The command
 arbiter is round-robin, so the slots are shared max-min fair (:func:`slot_shares`): a requester
 asking for less than half gets what it asks, the other the rest. The NPU asks for its stream's
@@ -70,10 +70,12 @@ def rank_efficiency(dram, pairs):
     """Share of a rank's raw read slots (one burst per tCCD) that ``dram`` (a
     :class:`ahasd.spec.dram.DRAMConfig`) can deliver to requesters owning ``pairs`` refresh
     pairs each: the smallest of the activation limit (``bursts_per_row`` reads per ACT, ACTs at
-    most one per tRRD and four per tFAW) and the refresh limit (module docstring)."""
+    most one per tRRD and four per tFAW), the command bus (one command per cycle: a RD per burst
+    and an ACT and a PRE per row) and the refresh limit (module docstring)."""
     act = dram.bursts_per_row * dram.t_ccd * min(1 / dram.t_rrd, 4 / dram.t_faw)
+    bus = dram.t_ccd / (1 + 2 / dram.bursts_per_row)
     refresh = 1.0 if pairs >= 2 else 1 - (dram.t_rfcpb + dram.t_rp + dram.t_rcd) / dram.t_refi
-    return min(1.0, act, refresh)
+    return min(1.0, act, bus, refresh)
 
 
 def predict(dram, pairs, host_demand):

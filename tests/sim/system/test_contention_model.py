@@ -59,3 +59,6 @@ def test_shares_by_hand():
     jedec = named_config("jedec", rows=2)
     assert rank_efficiency(jedec, 1) == pytest.approx(1 - (112 + 32 + 32) / 3120)
     assert rank_efficiency(dram_config(load_config().pim), 4) == 1.0
+    # the command bus binds only at tCCD 1 (a RD every cycle leaves no slot for ACT / PRE)
+    tight = named_config("jedec", rows=2, t_ccd=1, t_rrd=1, t_faw=4)
+    assert rank_efficiency(tight, 4) == pytest.approx(1 / (1 + 2 / 64))
