@@ -82,10 +82,19 @@ class EngineStats:
     edc_decisions: int = 0
     draft_lengths: list[int] = field(default_factory=list)
     stall: dict[str, float] = field(default_factory=dict)   #: seconds lost to shared ranks
+    #: recent spans by (device, kind): a device whose kinds may run at once (partitioned ranks:
+    #: drafting and pre-verifying on other units) counts an overlap once
+    spans: dict[tuple, deque] = field(default_factory=dict)
 
     def charge(self, dev, kind, t0, t1, pj, keep_timeline):
-        """``dev`` was busy with ``kind`` from ``t0`` to ``t1`` and spent ``pj``."""
-        self.busy[dev] = self.busy.get(dev, 0.0) + (t1 - t0)
+        """``dev`` was busy with ``kind`` from ``t0`` to ``t1`` and spent ``pj``. Busy time is
+        the union: the part of the span that overlaps recent spans of another kind on ``dev``
+        (tasks of one kind never overlap) is not counted again."""
+        overlap = sum(max(0.0, min(t1, b) - max(t0, a))
+                      for (d, k), recent in self.spans.items() if d == dev and k != kind
+                      for a, b in recent)
+        self.spans.setdefault((dev, kind), deque(maxlen=16)).append((t0, t1))
+        self.busy[dev] = self.busy.get(dev, 0.0) + (t1 - t0) - overlap
         self.energy_pj[dev] = self.energy_pj.get(dev, 0.0) + pj
         if keep_timeline:
             self.timeline.append((dev, kind, t0, t1))
@@ -179,6 +188,10 @@ class _Engine:
         self.edc = deciders if spec.edc else None      # the EDC and TVC in use, if any
         self.tvc = deciders if spec.tvc else None
         self.same_dev = spec.draft_dev == spec.verify_dev
+        lay = getattr(timing, "layout", None)
+        #: drafting and pre-verification on other units (partitioned ranks): they may overlap,
+        #: and no GTS switch separates them
+        self.disjoint = lay is not None and not lay.shared
         self.st = EngineStats()
         self.s = _State()
         self.handlers = {Event.VERIFIED: self._on_verified,
@@ -222,16 +235,19 @@ class _Engine:
         return False
 
     def _start_pim(self):
-        """The draft device drafts, or pre-verifies while an EDC stop makes it wait."""
+        """The draft device drafts, or pre-verifies while an EDC stop makes it wait (on the
+        same units one task at a time; on partitioned ranks a draft may start while a
+        pre-verification runs on the target's units)."""
         s = self.s
-        pim_idle = (s.drafting is None and s.preverifying is None
-                    and not (self.same_dev and s.verifying is not None))
-        if not pim_idle:
+        if self.same_dev and s.verifying is not None:
             return
-        if (not s.waiting and len(s.pending) < self.limit
+        draft_free = s.drafting is None and (s.preverifying is None or self.disjoint)
+        verify_free = s.preverifying is None and (s.drafting is None or self.disjoint)
+        if (draft_free and not s.waiting and len(s.pending) < self.limit
                 and self._speculative_len() < self.n_tokens):
             self._start_draft()
-        elif s.waiting and self.tvc is not None and s.verifying is not None:
+        elif (verify_free and s.waiting and self.tvc is not None
+              and s.verifying is not None):
             self._start_preverify(self.tvc, s.verifying)
 
     def _speculative_len(self):
@@ -246,7 +262,7 @@ class _Engine:
         s.next_id += 1
         self.st.batches += 1
         t_cur = s.t
-        if s.pim_task != _PimTask.DRAFT and self.spec.gts:
+        if s.pim_task != _PimTask.DRAFT and self.spec.gts and not self.disjoint:
             t_cur += timing.gts_switch_s
             self.st.gts_switches += 1
             s.pim_task = _PimTask.DRAFT
@@ -274,7 +290,7 @@ class _Engine:
         t_start = s.t + timing.tvc_decide_s
         if length <= cand.preverified:
             return
-        if s.pim_task != _PimTask.PREVERIFY:
+        if s.pim_task != _PimTask.PREVERIFY and not self.disjoint:
             t_start += timing.gts_switch_s
             self.st.gts_switches += 1
             s.pim_task = _PimTask.PREVERIFY
@@ -290,15 +306,17 @@ class _Engine:
         s, lay = self.s, self.timing.layout
         if lay is None or not lay.contention:
             return
-        pim = s.drafting if s.drafting is not None else s.preverifying
-        both = (s.verifying is not None and pim is not None
-                and lay.overlaps("draft" if pim is s.drafting else "target"))
+        shared = {id(task): s.verifying is not None and lay.overlaps(model)
+                  for task, model in ((s.drafting, "draft"), (s.preverifying, "target"))
+                  if task is not None}
+        npu_shared = any(shared.values())
         for task, dev, speed in ((s.verifying, self.spec.verify_dev, lay.npu_factor),
-                                 (pim, self.spec.draft_dev, lay.pim_factor)):
+                                 (s.drafting, self.spec.draft_dev, lay.pim_factor),
+                                 (s.preverifying, self.spec.draft_dev, lay.pim_factor)):
             if task is None:
                 continue
             self._count_stall(task, dev)
-            speed = speed if both else 1.0
+            speed = speed if shared.get(id(task), npu_shared) else 1.0
             if speed != task.speed:
                 k = task.speed / speed
                 task.t_done = _stretch(task.t_done, s.t, k)

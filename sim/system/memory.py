@@ -14,8 +14,9 @@ included at the run's end (the largest they grow to): :meth:`Layout.rank_need`.
 hold it, over the same banks, command bus and data path as the units of those ranks. Per rank,
 read slots come at one burst per tCCD; a rank delivers at most :func:`rank_efficiency` of them
 (activation window: ``bursts_per_row`` reads per ACT and at most four ACTs per tFAW, one per
-tRRD; command bus: one command per cycle, a RD per burst and an ACT and a PRE per row; refresh: a requester owning one refresh pair loses ``t_rfcpb + t_rp + t_rcd`` per tREFI,
-with two or more pairs the scheduler refreshes one while it streams from the others). The command
+tRRD; command bus: one command per cycle, a RD per burst and an ACT and a PRE per row; refresh:
+a requester owning one refresh pair loses ``t_rfcpb + t_rp + t_rcd`` per tREFI, with two or more
+pairs the scheduler refreshes one while it streams from the others). The command
 arbiter is round-robin, so the slots are shared max-min fair (:func:`slot_shares`): a requester
 asking for less than half gets what it asks, the other the rest. The NPU asks for its stream's
 share of each rank's raw rate (``offchip_bw_gbps x npu.bw_util`` over the target's ranks, in

@@ -92,7 +92,7 @@ def test_a_squashed_batch_pays_its_drafted_and_in_flight_tokens():
 def test_shared_ranks_stretch_the_overlap_and_count_it_as_stall():
     # the PIM at half speed while the NPU verifies (1..3.5): batch 1's first token takes 2 s
     # (ends at 3), the second would end at 5: one token done and one in flight at 3.5
-    lay = SimpleNamespace(contention=True, pim_factor=0.5, npu_factor=1.0,
+    lay = SimpleNamespace(contention=True, shared=True, pim_factor=0.5, npu_factor=1.0,
                           overlaps=lambda model: True)
     t, _, st = run(layout=lay)
     assert t == 9.0
@@ -102,7 +102,7 @@ def test_shared_ranks_stretch_the_overlap_and_count_it_as_stall():
     assert st.busy["pim"] == 1 + 2.5 + 3          # the stall is inside the busy time
     # the NPU at half speed while batch 1 drafts (1..4): 1.5 of its 2.5 s done by 4, the rest
     # alone: verified at 5; batch 1 (queued) squashed, batch 2 5..8, verified 8..10.5
-    slow_npu = SimpleNamespace(contention=True, pim_factor=1.0, npu_factor=0.5,
+    slow_npu = SimpleNamespace(contention=True, shared=True, pim_factor=1.0, npu_factor=0.5,
                                overlaps=lambda model: True)
     t, _, st = run(layout=slow_npu)
     assert t == 10.5 and st.stall == {"npu": pytest.approx(3 * 0.5)}
@@ -221,3 +221,63 @@ def test_the_npus_share_of_a_shared_rank_by_hand():
     assert r.memory["pim_speed_shared"] == pytest.approx(1 - demand)     # < half: host keeps it
     assert r.memory["npu_speed_shared"] == 1.0
     assert r.derived["pim_mac_per_s"] == pytest.approx(102.4e9 * load_config().pim.efficiency_raw)
+
+
+class AcceptFirst(Script):
+    """As :class:`Script`, but batch 0 is accepted whole."""
+
+    def outcome(self, batch, context, length=None):
+        return (len(batch.tokens), 7) if batch.id == 0 else (0, 9)
+
+
+class StopSecond(Recorder):
+    """EDC stops after the second batch; TVC asks for 2 tokens."""
+
+    def __init__(self):
+        super().__init__()
+        self.drafts = 0
+
+    def edc_draft(self, entropy_nats):
+        self.drafts += 1
+        return self.drafts != 2
+
+    def tvc_decide(self, kv_len, now, pending):
+        return 2
+
+
+class SlowTiming(FixedTiming):
+    """Verification 10 s, a pre-verification 20 s."""
+
+    def verify(self, k, kv):
+        return 10.0, 100.0
+
+    def preverify(self, length, kv):
+        return 20.0, 50.0
+
+
+def test_partitioned_ranks_draft_beside_a_pre_verification():
+    # batch 0 drafted 0..1, verified 1..11 (accepted); batch 1 drafted 1..4, then EDC stops:
+    # TVC pre-verifies batch 1 from 4 (20 s). At 11 the stop lapses: on partitioned ranks
+    # batch 2 is drafted at once beside the pre-verification (other units, no GTS switch);
+    # on shared ranks drafting waits for the pre-verification's units
+    def spans(shared):
+        lay = SimpleNamespace(contention=False, shared=shared, overlaps=lambda m: False)
+        t, _, st = run_engine(make_spec("ahasd", "tvc"), SlowTiming(lay), AcceptFirst(), [5, 6],
+                              5, StopSecond(), keep_timeline=True)
+        return t, st, [(k, a, b) for d, k, a, b in st.timeline if d == "pim"]
+    t, st, pim = spans(False)
+    pre = [(a, b) for k, a, b in pim if k == "preverify"]
+    assert pre[0][0] == 4.0
+    assert ("draft", 11.0, 14.0) in pim                       # beside the pre-verification
+    assert st.gts_switches == 0
+    union = sorted((a, b) for _, a, b in pim)
+    merged, end = 0.0, 0.0
+    for a, b in union:
+        merged += max(0.0, b - max(a, end))
+        end = max(end, b)
+    assert st.busy["pim"] == pytest.approx(merged) and st.busy["pim"] <= t
+    t2, st2, pim2 = spans(True)
+    for k, a, b in pim2:
+        if k == "draft":
+            assert all(b <= pa or a >= pb for kk, pa, pb in pim2 if kk == "preverify")
+    assert st2.gts_switches > 0
