@@ -19,7 +19,7 @@ Acceptance: accepted over drafted tokens, fixed length 4, synchronous, two promp
 corr: Pearson correlation of a drafted token's draft entropy with its acceptance probability
 ``min(1, p/q)`` (``ahasd bench system`` measures both; adaptive policies give other acceptance:
 under AdaEDL on AHASD, ``ahasd bench acceptance``, ngram3-5 accepts about 0.40 and ngram5-5b,
-the default of every model pair in ``models.toml``, 0.70-0.76).
+the default of every model pair in ``models.toml``, 0.73-0.76).
 
 ``ngram5-5b`` holds out a quarter of every file (its blocks 0, 4, 8, ... of 16 lines) rather than
 whole files: the draft has seen most of every module the target has, as a smaller draft trained

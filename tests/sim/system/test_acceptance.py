@@ -27,7 +27,7 @@ def test_the_table_covers_every_pair_with_a_registered_pair_in_the_band():
 
 def test_the_table_is_the_benchmarks_output():
     text = resources.files("ahasd.sim.system").joinpath("configs", "models.toml").read_text()
-    assert text[text.index("[acceptance]"):] == toml_text(acceptance_defaults())
+    assert text[text.index("\n[acceptance]") + 1:] == toml_text(acceptance_defaults())
 
 
 @pytest.mark.slow
@@ -136,3 +136,11 @@ def test_the_block_draft_is_trained_apart_from_the_target():
     # fewer 5-grams than the target's (a quarter of every file held out), so not the target
     assert 0 < len(p.draft._keys[-1]) < len(p.target._keys[-1])
     assert abs(p.draft.next_dist(ctx) - p.target.next_dist(ctx)).sum() > 1e-6
+
+
+def test_the_sweep_axis_takes_the_aliases():
+    from ahasd.sim.system.sweep import parse_axis
+    assert parse_axis("acceptance_pair=low,ngram5-5b") == ("acceptance_pair", ["low", "ngram5-5b"])
+    with pytest.raises(ConfigError, match=r"acceptance_pair must be one of ngram3-5, .*, low, "
+                                          r"high, not 'mid'"):
+        parse_axis("acceptance_pair=mid")
