@@ -17,7 +17,7 @@ as ``build/acceptance.toml`` (:func:`toml_text`); copy it over the table at the 
 :data:`TOLERANCE`, or outside :data:`BAND`). Printed, never asserted here.
 """
 
-__all__ = ["bench", "measure", "toml_text", "golden_of", "AUTHORS", "POLICIES", "BAND",
+__all__ = ["bench", "print_figures", "measure", "toml_text", "golden_of", "AUTHORS", "POLICIES", "BAND",
            "TOLERANCE", "SENSITIVITY", "SEEDS"]
 
 #: ``MAdrid1011/AHASD:docs/Experiments.md``, "Expected Algorithm Results" (LLaMA2-7B -> 13B, full
@@ -105,7 +105,7 @@ def bench(json_output=False, quick=False):
                                   for p, r in figures["pairs"].items()}))
         figures["table"] = str(out)
     if not json_output:
-        _print(figures)
+        print_figures(figures)
     return figures
 
 
@@ -113,9 +113,10 @@ def bench(json_output=False, quick=False):
 _HEADS = {"specdecpp": "SpecDec++", "svip": "SVIP", "adaedl": "AdaEDL", "banditspec": "BanditSpec"}
 
 
-def _print(figures):
-    from ahasd.tables import print_table
-    for metric, what, fmt in (("acceptance_rate", "per-token acceptance [0..1]", "{:.3f}"),
+def print_figures(figures, console=None):
+    """The acceptance bench's two tables and notes (``figures`` as :func:`bench` returns them)."""
+    from ahasd.tables import print_table, print_text
+    for metric, what, fmt in (("acceptance_rate", "per-token acceptance [ratio]", "{:.3f}"),
                               ("mean_draft_len", "mean draft length [tokens]", "{:.2f}")):
         rows = [[pair, r["golden"]] + [fmt.format(r["policies"][q][metric]) for q in POLICIES]
                 for pair, r in figures["pairs"].items()]
@@ -123,11 +124,14 @@ def _print(figures):
                                             for a, n in AUTHORS.values()])
         print_table(f"{what}, full AHASD, {figures['tokens']:,} tokens, seed 0",
                     ["model pair", "golden"] + [_HEADS[q] for q in POLICIES], rows,
-                    left=("model pair", "golden"))
+                    console=console, left=("model pair", "golden"))
     for pair, r in figures["pairs"].items():
-        print(f"{pair}: AdaEDL by seed " + ", ".join(f"{a:.3f}" for a in r["adaedl_seeds"]))
+        print_text(f"{pair}: AdaEDL acceptance by seed "
+                   + ", ".join(f"{a:.3f}" for a in r["adaedl_seeds"]), console=console)
     for name, accs in figures["sensitivity"].items():
-        print(f"{name}: AdaEDL " + ", ".join(f"{p} {a:.3f}" for p, a in accs.items()))
+        print_text(f"{name}: AdaEDL acceptance "
+                   + ", ".join(f"{p} {a:.3f}" for p, a in accs.items()), console=console)
     lo, hi = figures["band"]
-    print(f"band for the defaults (AdaEDL, seed 0): {lo:.2f}-{hi:.2f}"
-          + (f"; table written to {figures['table']}" if "table" in figures else ""))
+    print_text(f"band for the defaults (AdaEDL, seed 0): {lo:.2f}-{hi:.2f}"
+               + (f"; table written to {figures['table']}" if "table" in figures else ""),
+               console=console)

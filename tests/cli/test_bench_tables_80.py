@@ -84,11 +84,22 @@ def _specla(f):
     return out + ["%.3fx" % v for v in f["max_speedup"].values()]
 
 
+def _acceptance(f):
+    out = []
+    for r in list(f["pairs"].values()):
+        out += [r["golden"]] + ["%.3f" % p["acceptance_rate"] for p in r["policies"].values()]
+        out += ["%.2f" % p["mean_draft_len"] for p in r["policies"].values()]
+        out += ["%.3f" % a for a in r["adaedl_seeds"]]
+    out += ["%.3f" % a["acceptance_rate"] for a in f["authors_llama2"].values()]
+    return out + ["%.3f" % a for s in f["sensitivity"].values() for a in s.values()]
+
+
 #: bench -> (printer module, figures shown)
 BENCHES = {"edc": ("ahasd.bench.edc", _edc), "tvc": ("ahasd.bench.tvc", _tvc),
            "gemv": ("ahasd.bench.gemv", _gemv), "queues": ("ahasd.bench.queues", _queues),
            "decode": ("ahasd.bench.decode", _decode), "rtl-timing": ("ahasd.bench.rtl_timing", _rtl_timing),
-           "system": ("ahasd.bench.system", _system), "specla": ("ahasd.bench.specla", _specla)}
+           "system": ("ahasd.bench.system", _system), "specla": ("ahasd.bench.specla", _specla),
+           "acceptance": ("ahasd.bench.acceptance", _acceptance)}
 
 
 @pytest.mark.parametrize("name", sorted(BENCHES))
