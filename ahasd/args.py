@@ -8,11 +8,13 @@ that is not in a registry once the arguments are parsed (``ahasd: error: --pair 
 
 import argparse
 import math
+from pathlib import Path
 
 from ahasd.errors import CliError
+from ahasd.hw.blocks import block_names
 
 __all__ = ["TOKENS_MAX", "BINS_MAX", "LEN_MAX", "COST_MAX", "SEED_MAX", "integer", "number",
-           "seed", "check_choice"]
+           "seed", "check_choice", "add_block_arguments"]
 
 #: Most tokens ``ahasd decode`` / ``ahasd demo`` generate (the trace is built in memory).
 TOKENS_MAX = 100_000
@@ -71,3 +73,12 @@ def check_choice(name, value, choices):
     :class:`ahasd.errors.CliError`)."""
     if value not in choices:
         raise CliError(f"--{name} must be one of {', '.join(choices)}, not {value!r}")
+
+
+def add_block_arguments(parser, *, json_help, build_dir, build_help):
+    """The block flows' shared options (``area``, ``timing``): the positional ``BLOCK|all``,
+    ``--json`` (``json_help``) and ``--build-dir`` (default ``build_dir``; ``build_help``)."""
+    parser.add_argument("block", choices=block_names() + ["all"])
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.add_argument("--build-dir", type=Path, default=Path(build_dir), metavar="DIR",
+                        help=f"{build_help} (default: {build_dir})")

@@ -10,7 +10,7 @@ style: integers with thousands separators, fixed decimals per column.
 
 import textwrap
 
-__all__ = ["print_table", "render_stacked", "integer"]
+__all__ = ["print_table", "print_text", "render_stacked", "integer"]
 
 
 def integer(value):
@@ -58,4 +58,13 @@ def print_table(title, columns, rows, *, console=None, left=("block",)):
         console.print(table)
         return
     for line in render_stacked(title, columns, rows, console.width):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_text(text, *, console=None):
+    """Print a sentence or two of plain text (no rich markup) wrapped between words at the
+    console's width (a terminal's, ``COLUMNS``, or 80 in a pipe)."""
+    from rich.console import Console
+    console = console or Console()
+    for line in textwrap.wrap(text, console.width, break_long_words=False, break_on_hyphens=False):
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -76,9 +76,8 @@ def problems():
                          f"(amaranth {amaranth.__version__})")
 
     class Block(wiring.Component):
-        a: In(4)
-        b: Out(4)
-        c: Out(4)
+        def __init__(self):
+            super().__init__({"a": In(4), "b": Out(4), "c": Out(4)})
 
         def elaborate(self, platform):
             m = Module()

@@ -21,7 +21,8 @@ PreverifyDescriptor    verify_length            4      tokens to pre-verify on P
 =====================  =======================  =====  ==============================================
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import make_dataclass
+from typing import TYPE_CHECKING
 
 from ahasd.spec.params import check_int
 
@@ -43,6 +44,11 @@ class _Packed:
     """Shared pack/unpack over the class attribute ``FIELDS``."""
 
     FIELDS: tuple[tuple[str, int], ...] = ()
+
+    if TYPE_CHECKING:                   # the fields come from FIELDS (see _descriptor)
+        def __init__(self, **values: int) -> None: ...
+
+        def __getattr__(self, name: str) -> int: ...
 
     def __post_init__(self):
         for name, bits in self.FIELDS:
@@ -77,36 +83,18 @@ class _Packed:
         return cls(**values)
 
 
-@dataclass(frozen=True)
-class DraftDescriptor(_Packed):
-    """A drafted batch waiting for NPU verification (unverified-draft queue)."""
-
-    FIELDS = DRAFT_FIELDS
-    batch_id: int
-    length: int
-    kv_base: int
-    mean_entropy: int
+def _descriptor(name, field_list, doc):
+    """A frozen dataclass named ``name`` with one ``int`` field per entry of ``field_list`` (in
+    order) and :class:`_Packed`'s pack/unpack over it: the field list is the one declaration."""
+    return make_dataclass(name, [(field_name, int) for field_name, _ in field_list], bases=(_Packed,),
+                          namespace={"FIELDS": field_list, "__doc__": doc, "__module__": __name__},
+                          frozen=True)
 
 
-@dataclass(frozen=True)
-class FeedbackDescriptor(_Packed):
-    """The NPU's verification result for the oldest unverified batch (feedback queue)."""
-
-    FIELDS = FEEDBACK_FIELDS
-    accepted_length: int
-    full: int
-    cycles: int
-    kv_length: int
-
-
-@dataclass(frozen=True)
-class PreverifyDescriptor(_Packed):
-    """A pre-verification request for the PIM (pre-verify queue)."""
-
-    FIELDS = PREVERIFY_FIELDS
-    verify_length: int
-    urgent: int
-
-
-for _cls in (DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor):
-    assert tuple(f.name for f in fields(_cls)) == tuple(n for n, _ in _cls.FIELDS), _cls
+DraftDescriptor = _descriptor(
+    "DraftDescriptor", DRAFT_FIELDS, "A drafted batch waiting for NPU verification (unverified-draft queue).")
+FeedbackDescriptor = _descriptor(
+    "FeedbackDescriptor", FEEDBACK_FIELDS,
+    "The NPU's verification result for the oldest unverified batch (feedback queue).")
+PreverifyDescriptor = _descriptor(
+    "PreverifyDescriptor", PREVERIFY_FIELDS, "A pre-verification request for the PIM (pre-verify queue).")

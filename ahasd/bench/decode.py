@@ -16,8 +16,9 @@ import time
 import numpy as np
 
 from ahasd.sim.decoding.policies import policy_names
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "MODES"]
+__all__ = ["bench", "MODES", "print_figures"]
 
 #: mode name -> (max_unverified, EDC variant or None)
 MODES = {"sync": (1, None), "ahead": (4, None), "ahead+EDC": (4, "committed")}
@@ -118,34 +119,30 @@ def bench(json_output=False, quick=False):
     figures["tokens_per_prompt"] = n_tokens
     figures["policies"] = _policy_table(pair, prompts, n_tokens)
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        console = Console()
-        speed = Table(title=f"golden decoding speed, {pair.name} (V={pair.target.vocab_size}), "
-                            f"load {figures['load_s']:.2f} s")
-        speed.add_column("path")
-        speed.add_column("tokens/s", justify="right")
-        for key in ("autoregressive_target", "speculative_sampled", "speculative_greedy"):
-            speed.add_row(key.replace("_", " "), f"{figures[key + '_tokens_per_s']:,.0f}")
-        console.print(speed)
-        a = figures["agreement"]
-        console.print(f"agreement over {a['positions']} target-sampled positions: mean accept "
-                      f"probability (1 - TV) {a['mean_accept_prob']:.3f}; draft entropy "
-                      f"p10/p50/p90 {a['entropy_p10']:.2f}/{a['entropy_p50']:.2f}/"
-                      f"{a['entropy_p90']:.2f} nats; corr(accept, entropy) "
-                      f"{a['accept_entropy_correlation']:.2f}")
-        table = Table(title=f"drafting policies on {len(prompts)} prompts x {n_tokens} tokens "
-                            "(verify_cost 5, draft_cost 1)")
-        for col in ("mode", "policy", "acc", "acc/ver", "tok/ver", "len", "squash", "speedup"):
-            table.add_column(col, justify="left" if col in ("mode", "policy") else "right")
-        for r in figures["policies"]:
-            table.add_row(r["mode"], r["policy"], f"{r['acceptance_rate']:.3f}",
-                          f"{r['accepted_per_verification']:.2f}",
-                          f"{r['tokens_per_verification']:.2f}", f"{r['mean_draft_length']:.2f}",
-                          str(r["squashed"]), f"{r['speedup_vs_autoregressive']:.2f}x")
-        console.print(table)
-        console.print("acc: accepted / drafted tokens; acc/ver, tok/ver: accepted and emitted "
-                      "tokens per verification; len: mean draft length; squash: batches "
-                      "discarded after a rejection; speedup: over autoregressive decoding in "
-                      "engine time")
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The decoding bench's tables and notes (``figures`` as :func:`bench` returns them)."""
+    rows = [(key.replace("_", " "), f"{figures[key + '_tokens_per_s']:,.0f}")
+            for key in ("autoregressive_target", "speculative_sampled", "speculative_greedy")]
+    print_table(f"golden decoding speed, {figures['pair']} (V={figures['vocab_size']:,}), "
+                f"load {figures['load_s']:.2f} s", ("path", "speed [tokens/s]"), rows, console=console,
+                left=("path",))
+    a = figures["agreement"]
+    print_text(f"agreement over {a['positions']:,} target-sampled positions: mean accept probability (1 - TV) "
+               f"{a['mean_accept_prob']:.3f}; draft entropy p10/p50/p90 {a['entropy_p10']:.2f}/"
+               f"{a['entropy_p50']:.2f}/{a['entropy_p90']:.2f} nats; corr(accept, entropy) "
+               f"{a['accept_entropy_correlation']:.2f}", console=console)
+    rows = [(r["mode"], r["policy"], f"{r['acceptance_rate']:.3f}", f"{r['accepted_per_verification']:.2f}",
+             f"{r['tokens_per_verification']:.2f}", f"{r['mean_draft_length']:.2f}", f"{r['squashed']:,}",
+             f"{r['speedup_vs_autoregressive']:.2f}x")
+            for r in figures["policies"]]
+    print_table(f"drafting policies on {figures['prompts']:,} prompts x {figures['tokens_per_prompt']:,} tokens "
+                "(verify_cost 5, draft_cost 1)",
+                ("mode", "policy", "acc [ratio]", "acc/ver [tokens]", "tok/ver [tokens]", "len [tokens]",
+                 "squash [batches]", "speedup [x]"), rows, console=console, left=("mode", "policy"))
+    print_text("acc: accepted / drafted tokens; acc/ver, tok/ver: accepted and emitted tokens per "
+               "verification; len: mean draft length; squash: batches discarded after a rejection; "
+               "speedup: over autoregressive decoding in engine time", console=console)

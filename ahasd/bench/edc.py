@@ -9,8 +9,9 @@ are measured wall-clock rates on this machine, printed, never asserted.
 import time
 
 from ahasd.bench.memory import replay_memory
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "event_stream"]
+__all__ = ["bench", "event_stream", "print_figures"]
 
 
 def event_stream(n, seed=0):
@@ -52,21 +53,19 @@ def bench(json_output=False, quick=False):
         f'{{"op":"verify","full":{"true" if v else "false"}}}\n' for op, v in events)))
 
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        table = Table(title=f"EDC replay speed ({n:,} events)")
-        table.add_column("path")
-        table.add_column("events/s", justify="right")
-        table.add_column("events per CPU second", justify="right")
-        for label, key in (("golden, committed", "golden_committed"),
-                           ("golden, anchor", "golden_anchor"),
-                           ("RTL (Verilator harness, batched)", "rtl")):
-            table.add_row(label, f"{figures[key + '_events_per_s']:,.0f}",
-                          f"{figures[key + '_events_per_cpu_s']:,.0f}")
-        Console().print(table)
-        print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
-              f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model")
-        print(f"`ahasd edc replay` peak memory (child processes included): golden "
-              f"{figures['golden_replay_peak_mb']:.0f} MB, "
-              f"--rtl {figures['rtl_replay_peak_mb']:.0f} MB")
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The EDC bench's table and notes (``figures`` as :func:`bench` returns them)."""
+    rows = [(label, f"{figures[key + '_events_per_s']:,.0f}", f"{figures[key + '_events_per_cpu_s']:,.0f}")
+            for label, key in (("golden, committed", "golden_committed"), ("golden, anchor", "golden_anchor"),
+                               ("RTL (Verilator harness, batched)", "rtl"))]
+    print_table(f"EDC replay speed ({figures['events']:,} events)",
+                ("path", "rate [events/s]", "rate [events/CPU s]"), rows, console=console, left=("path",))
+    print_text(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
+               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model", console=console)
+    print_text(f"`ahasd edc replay` peak memory (child processes included): golden "
+               f"{figures['golden_replay_peak_mb']:.0f} MB, --rtl {figures['rtl_replay_peak_mb']:.0f} MB",
+               console=console)

@@ -18,8 +18,9 @@ import numpy as np
 
 from ahasd.sim.blocks.gemv import gemv
 from ahasd.spec.dram import DRAMConfig, weight_layout
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "run_verilated", "CASES"]
+__all__ = ["bench", "run_verilated", "CASES", "print_figures"]
 
 #: (layer, M slice, N, burst_bytes, t_ccd): slices of the draft model's 2048x2048 and 4096x4096
 #: layers (a slice = the output rows of one GEMV bank).
@@ -124,18 +125,19 @@ def bench(json_output=False, quick=False, refresh="per_bank"):
                             "cycles from start to last result; bound = B * (1 - tRFC/tREFI) / "
                             "tCCD MAC/cycle (all-bank refresh), raw = B / tCCD")
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        table = Table(title="GEMV bank vs DRAM timing bound", caption=figures["simulated"])
-        # B = burst bytes = lanes. Every result was checked bit for bit (a mismatch aborts).
-        for head in ("layer", "slice", "B", "tCCD", "cycles", "MAC/cycle", "bound",
-                     "efficiency", "raw bound", "efficiency_raw", "REFpb"):
-            table.add_column(head, justify="right")
-        for c in figures["cases"]:
-            table.add_row(c["layer"], f"{c['m']}x{c['n']}", str(c["burst_bytes"]),
-                          str(c["t_ccd"]), str(c["cycles"]), f"{c['macs_per_cycle']:.3f}",
-                          f"{c['bound_macs_per_cycle']:.3f}", f"{c['efficiency']:.4f}",
-                          f"{c['raw_bound_macs_per_cycle']:.3f}", f"{c['efficiency_raw']:.4f}",
-                          str(c["refpb"] + c["refab"]))
-        Console().print(table)
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The GEMV bench's table (``figures`` as :func:`bench` returns them). B = burst bytes = lanes;
+    every result was checked bit for bit (a mismatch aborts the bench)."""
+    rows = [(c["layer"], f"{c['m']:,}x{c['n']:,}", f"{c['burst_bytes']:,}", f"{c['t_ccd']:,}", f"{c['cycles']:,}",
+             f"{c['macs_per_cycle']:.3f}", f"{c['bound_macs_per_cycle']:.3f}", f"{c['efficiency']:.4f}",
+             f"{c['raw_bound_macs_per_cycle']:.3f}", f"{c['efficiency_raw']:.4f}", f"{c['refpb'] + c['refab']:,}")
+            for c in figures["cases"]]
+    print_table("GEMV bank vs DRAM timing bound",
+                ("layer", "slice [m x n]", "B [bytes]", "tCCD [cycles]", "cycles", "rate [MAC/cycle]",
+                 "bound [MAC/cycle]", "efficiency [ratio]", "raw bound [MAC/cycle]", "efficiency_raw [ratio]",
+                 "refreshes [REF]"), rows, console=console, left=("layer",))
+    print_text(figures["simulated"], console=console)

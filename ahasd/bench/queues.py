@@ -9,7 +9,9 @@ Squash: PIM cycles until the producer sees a squash, NPU cycles until the next s
 GTS: cycles from an accepted request to the new rank-enable mask. Everything printed is measured.
 """
 
-__all__ = ["bench", "queue_throughput", "squash_latency", "gts_switch_latency"]
+from ahasd.tables import print_table
+
+__all__ = ["bench", "queue_throughput", "squash_latency", "gts_switch_latency", "print_figures"]
 
 NS = 1e-9
 #: (name, producer domain, consumer domain) of each queue in the Queues block.
@@ -177,38 +179,29 @@ def bench(json_output=False, quick=False):
         }
     figures["gts"] = gts_switch_latency()
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        console = Console()
-        table = Table(title=f"Task queues without stalls: descriptors per write-clock, "
-                            f"read-clock cycle and ns; first push-to-pop latency ({count:,} "
-                            f"descriptors each; clocks npu/pim in MHz; draft pim->npu, feedback "
-                            f"npu->pim, preverify pim)")
-        for column in ("npu/pim", "queue", "per w-clk", "per r-clk", "per ns", "lat ns",
-                       "lat r-clk"):
-            table.add_column(column, justify="left" if column in ("npu/pim", "queue")
-                             else "right")
-        for label, data in figures["clocks"].items():
-            for name, q in data["queues"].items():
-                table.add_row(label, name,
-                              f"{q['per_write_cycle']:.3f}", f"{q['per_read_cycle']:.3f}",
-                              f"{q['per_ns']:.3f}", f"{q['first_latency_ns']:.2f}",
-                              f"{q['first_latency_read_cycles']:.2f}")
-        console.print(table)
-        table = Table(title="Draft-queue squash and GTS switch latency (measured on the RTL)")
-        table.add_column("figure (clocks npu/pim in MHz)")
-        table.add_column("cycles", justify="right")
-        for label, data in figures["clocks"].items():
-            table.add_row(f"{label}: squash -> producer sees it (PIM)",
-                          str(data["squash"]["pim_cycles_to_producer"]))
-            table.add_row(f"{label}: squash -> next squash accepted (NPU)",
-                          str(data["squash"]["npu_cycles_to_next_squash"]))
-        g = figures["gts"]
-        table.add_row("GTS: accept -> draft mask on ranks (from IDLE)",
-                      str(g["idle_to_draft_cycles"]))
-        table.add_row("GTS: accept at done -> pre-verify mask on ranks",
-                      str(g["draft_to_preverify_cycles"]))
-        table.add_row("GTS: request offered in a switch cycle waits",
-                      str(g["request_in_switch_cycle_waits"]))
-        console.print(table)
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The queue bench's two tables (``figures`` as :func:`bench` returns them)."""
+    rows = [(label, name, f"{q['per_write_cycle']:.3f}", f"{q['per_read_cycle']:.3f}", f"{q['per_ns']:.3f}",
+             f"{q['first_latency_ns']:.2f}", f"{q['first_latency_read_cycles']:.2f}")
+            for label, data in figures["clocks"].items() for name, q in data["queues"].items()]
+    print_table(f"Task queues without stalls: descriptors per write-clock, read-clock cycle and ns; first "
+                f"push-to-pop latency ({figures['descriptors']:,} descriptors each; clocks npu/pim in MHz; "
+                f"draft pim->npu, feedback npu->pim, preverify pim)",
+                ("npu/pim [MHz]", "queue", "rate [/w-clk]", "rate [/r-clk]", "rate [/ns]", "latency [ns]",
+                 "latency [r-clk]"), rows, console=console, left=("npu/pim [MHz]", "queue"))
+    rows = []
+    for label, data in figures["clocks"].items():
+        rows.append((f"{label}: squash -> producer sees it (PIM)", f"{data['squash']['pim_cycles_to_producer']:,}"))
+        rows.append((f"{label}: squash -> next squash accepted (NPU)",
+                     f"{data['squash']['npu_cycles_to_next_squash']:,}"))
+    g = figures["gts"]
+    rows += [("GTS: accept -> draft mask on ranks (from IDLE)", f"{g['idle_to_draft_cycles']:,}"),
+             ("GTS: accept at done -> pre-verify mask on ranks", f"{g['draft_to_preverify_cycles']:,}"),
+             ("GTS: request offered in a switch cycle waits", f"{g['request_in_switch_cycle_waits']:,}")]
+    print_table("Draft-queue squash and GTS switch latency (measured on the RTL)",
+                ("figure (clocks npu/pim in MHz)", "latency [cycles]"), rows, console=console,
+                left=("figure (clocks npu/pim in MHz)",))

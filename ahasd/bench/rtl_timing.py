@@ -30,9 +30,11 @@ than 5 %).
 
 import numpy as np
 
+from ahasd.tables import print_table, print_text
+
 __all__ = ["bench", "aau_cycles", "fit_line", "edc_latency", "tvc_latency",
            "gts_switch_cycles", "gemv_efficiency_raw", "measure", "toml_text", "AAU_SIZES",
-           "AAU_OPS", "GEMV_SLICE"]
+           "AAU_OPS", "GEMV_SLICE", "print_figures"]
 
 #: Elements per measurement (multiples of the 16 lanes).
 AAU_SIZES = (16, 32, 64, 128)
@@ -287,17 +289,19 @@ def bench(json_output=False, quick=False):
     out.write_text(toml_text(figures))
     figures["written"] = str(out)
     if not json_output:
-        print("RTL cycle figures (Amaranth simulator):")
-        for op, f in figures["aau"].items():
-            pts = ", ".join(f"{n}: {c}" for n, c in f["points"])
-            print(f"  AAU {op:9s} cycles = {round(f['base_cycles'], 4) + 0.0:.2f} + "
-                  f"{f['cycles_per_elem']:.4f} * n  (n elements: cycles {pts}; worst residual "
-                  f"{f['worst_residual']:.1%})")
-        g = figures["gemv"]
-        print(f"  GEMV {g['m']}x{g['n']}: {g['cycles']} cycles, efficiency_raw "
-              f"{g['efficiency_raw']:.4f}")
-        print(f"  EDC decision {figures['edc_cycles']} cycles, TVC decision "
-              f"{figures['tvc_cycles']} cycles, GTS mode switch {figures['gts_switch_cycles']} "
-              "cycles")
-        print(f"written to {out} (the simulator's copy: sim/system/configs/rtl_timing.toml)")
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The RTL cycle figures (``figures`` as :func:`bench` returns them)."""
+    rows = [(op, f"{round(f['base_cycles'], 4) + 0.0:.2f}", f"{f['cycles_per_elem']:.4f}",
+             "; ".join(f"{n:,}: {c:,}" for n, c in f["points"]), f"{f['worst_residual']:.1%}")
+            for op, f in figures["aau"].items()]
+    print_table("AAU occupancy, cycles = base + per element * n (Amaranth simulator)",
+                ("AAU op", "base [cycles]", "per element [cycles]", "measured [n: cycles]", "worst residual [%]"),
+                rows, console=console, left=("AAU op",))
+    print_text(f"EDC decision {figures['edc_cycles']:,} cycles, TVC decision {figures['tvc_cycles']:,} cycles, "
+               f"GTS mode switch {figures['gts_switch_cycles']:,} cycles", console=console)
+    print_text(f"written to {figures['written']} (the simulator's copy: sim/system/configs/rtl_timing.toml)",
+               console=console)

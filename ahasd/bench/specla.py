@@ -15,8 +15,9 @@ import numpy as np
 
 from ahasd.sim.specla import costs
 from ahasd.sim.specla.hardware import load_hardware
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "PAPER", "figures"]
+__all__ = ["bench", "PAPER", "figures", "print_figures"]
 
 #: The paper's reported figures (GDN-1.3B on an H100), shown beside ours.
 PAPER = {"tree_verify": (1.80, 7.11), "factor_commit": (2.74, 4.28), "deferred": (1.15, 1.44),
@@ -144,44 +145,41 @@ def bench(json_output=False, out="build/specla", echo=True):
         if echo:
             print(json.dumps(result, indent=2))
         return result
-    from rich.console import Console
-    from rich.table import Table
-    console = Console()
-    table = Table(title="SpecLA cost ratios, GDN-1.3B heads (9 x 200 x 400, 16 layers)")
-    for head in ("ratio", "swept over", "H100", "PIM", "paper"):
-        table.add_column(head, justify="right")
+    print_figures(result)
+    return result
+
+
+def print_figures(result, console=None):
+    """The SpecLA bench's three tables (``result`` as :func:`bench` returns it)."""
     over = {"tree_verify": f"tree size {TREE_SIZES[0]}-{TREE_SIZES[-1]}",
             "factor_commit": f"path {PATH_LENGTHS[0]}-{PATH_LENGTHS[-1]}",
             "deferred": f"path {PATH_LENGTHS[0]}-{PATH_LENGTHS[-1]}, tree {DEPTH + 1}"}
+    rows = []
     for name in ("tree_verify", "factor_commit", "deferred"):
-        cells = [f"{lo:.2f}-{hi:.2f}x" for lo, hi in
-                 (result["ranges"]["h100"][name], result["ranges"]["pim"][name])]
+        cells = [f"{lo:.2f}-{hi:.2f}x" for lo, hi in (result["ranges"]["h100"][name], result["ranges"]["pim"][name])]
         lo, hi = PAPER[name]
-        table.add_row(name.replace("_", " "), over[name], *cells, f"{lo:.2f}-{hi:.2f}x")
-    console.print(table)
-    ops = Table(title="Per GDN-1.3B layer (9 heads): cycles and bytes moved")
-    for head in ("operation", "H100 cycles", "H100 MB", "PIM cycles", "PIM MB"):
-        ops.add_column(head, justify="right")
+        rows.append((name.replace("_", " "), over[name], *cells, f"{lo:.2f}-{hi:.2f}x"))
+    print_table("SpecLA cost ratios, GDN-1.3B heads (9 x 200 x 400, 16 layers)",
+                ("ratio", "swept over", "H100 [x]", "PIM [x]", "paper [x]"), rows, console=console,
+                left=("ratio", "swept over"))
+    rows = []
     for name in result["operations"]["h100"]:
         gpu, pim = result["operations"]["h100"][name], result["operations"]["pim"][name]
-        ops.add_row(name, f"{gpu['cycles']:,.0f}", f"{gpu['bytes'] / 1e6:.2f}",
-                    f"{pim['cycles']:,.0f}", f"{pim['bytes'] / 1e6:.2f}")
-    console.print(ops)
-    e2e = Table(title=f"Speedup over autoregressive (H100, chain {DEPTH})")
-    for head in ("acceptance", *MODES):
-        e2e.add_column(head, justify="right")
-    for i, a in enumerate(result["sweep"]["alpha"]):
-        if round(a * 100) % 10 == 0 or a >= 0.94:
-            e2e.add_row(f"{a:.2f}", *(f"{result['sweep'][m][i]:.3f}x" for m in MODES))
-    for t in result["traces"]:
-        e2e.add_row(f"{t['acceptance']:.2f} (trace)",
-                    *(f"{t['speedup'][m]:.3f}x" for m in MODES))
-    e2e.add_row("breaks even at", *(
-        "never" if result["crossing_alpha"][m] is None else f"{result['crossing_alpha'][m]:.2f}"
-        for m in MODES))
-    e2e.add_row("max (sweep)", *(f"{result['max_speedup'][m]:.3f}x" for m in MODES))
-    console.print(e2e)
+        rows.append((name, f"{gpu['cycles']:,.0f}", f"{gpu['bytes'] / 1e6:,.2f}", f"{pim['cycles']:,.0f}",
+                     f"{pim['bytes'] / 1e6:,.2f}"))
+    print_table("Per GDN-1.3B layer (9 heads): cycles and bytes moved",
+                ("operation", "H100 [cycles]", "H100 [MB]", "PIM [cycles]", "PIM [MB]"), rows, console=console,
+                left=("operation",))
+    rows = [(f"{a:.2f}", *(f"{result['sweep'][m][i]:.3f}x" for m in MODES))
+            for i, a in enumerate(result["sweep"]["alpha"]) if round(a * 100) % 10 == 0 or a >= 0.94]
+    rows += [(f"{t['acceptance']:.2f} (trace)", *(f"{t['speedup'][m]:.3f}x" for m in MODES))
+             for t in result["traces"]]
+    rows.append(("breaks even at", *("never" if result["crossing_alpha"][m] is None
+                                     else f"{result['crossing_alpha'][m]:.2f}" for m in MODES)))
+    rows.append(("max (sweep)", *(f"{result['max_speedup'][m]:.3f}x" for m in MODES)))
+    print_table(f"Speedup over autoregressive (H100, chain {DEPTH})",
+                ("acceptance [ratio]", *(f"{m} [x]" for m in MODES)), rows, console=console,
+                left=("acceptance [ratio]",))
     lo, hi = PAPER["pays_off_above"]
-    console.print(f"paper: up to {PAPER['e2e_max']:.2f}x end to end, pays off above "
-                  f"~{lo:.0%}-{hi:.0%} acceptance; plot: {result['plot']}")
-    return result
+    print_text(f"paper: up to {PAPER['e2e_max']:.2f}x end to end, pays off above ~{lo:.0%}-{hi:.0%} acceptance; "
+               f"plot: {result['plot']}", console=console)

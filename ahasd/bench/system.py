@@ -13,7 +13,9 @@ probability ``min(1, p/q)``. Printed, never asserted.
 
 import time
 
-__all__ = ["bench", "pair_stats"]
+from ahasd.tables import print_table
+
+__all__ = ["bench", "pair_stats", "print_figures"]
 
 
 def pair_stats(name, *, tokens=512, prompts=2, max_files=None):
@@ -59,15 +61,19 @@ def bench(json_output=False, quick=False):
                                    "throughput_tok_s": r.throughput_tok_s}
     figures["pairs"] = {name: pair_stats(name, tokens=128 if quick else 512) for name in PAIRS}
     if not json_output:
-        print(f"system simulator, OPT, AdaEDL, {tokens} tokens:")
-        for s, f in figures["runs"].items():
-            print(f"  {s:6s} {f['simulated_tok_per_wall_s']:9.0f} simulated tokens per wall "
-                  f"second ({f['wall_s']:.2f} s; {f['simulated_tok_per_cpu_s']:.0f} per CPU "
-                  f"second)")
-        print("golden pairs (fixed length 4, synchronous):")
-        print(f"  {'pair':10s} {'acceptance':>10s} {'corr(H, accept)':>16s} {'mean H':>7s}")
-        for n, f in figures["pairs"].items():
-            print(f"  {n:10s} {f['acceptance_rate']:10.3f} "
-                  f"{f['entropy_acceptance_correlation']:16.3f} "
-                  f"{f['mean_draft_entropy_nats']:7.2f}")
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The system bench's two tables (``figures`` as :func:`bench` returns them)."""
+    rows = [(system, f"{f['simulated_tok_per_wall_s']:,.0f}", f"{f['wall_s']:.2f}",
+             f"{f['simulated_tok_per_cpu_s']:,.0f}") for system, f in figures["runs"].items()]
+    print_table(f"system simulator, OPT, AdaEDL, {figures['tokens']:,} tokens",
+                ("system", "speed [sim. tokens/wall s]", "wall [s]", "speed [sim. tokens/CPU s]"), rows,
+                console=console, left=("system",))
+    rows = [(name, f"{f['acceptance_rate']:.3f}", f"{f['entropy_acceptance_correlation']:.3f}",
+             f"{f['mean_draft_entropy_nats']:.2f}") for name, f in figures["pairs"].items()]
+    print_table("golden pairs (fixed length 4, synchronous)",
+                ("pair", "acceptance [ratio]", "corr(H, accept) [ratio]", "mean H [nats]"), rows, console=console,
+                left=("pair",))

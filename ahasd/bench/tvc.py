@@ -13,8 +13,9 @@ from collections import Counter
 from statistics import mean
 
 from ahasd.bench.memory import replay_memory
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench"]
+__all__ = ["bench", "print_figures"]
 
 
 def _rate(n, seconds):
@@ -53,6 +54,7 @@ def bench(json_output=False, quick=False):
                                             + rtl.simulator_cpu_s)
     figures["rtl_cycles"] = rtl.cycles
     figures["rtl_matches_golden"] = rtl.decisions == golden
+    figures["rtl_cycles"] = rtl.cycles
     figures["decision_latency_cycles"] = _spread(rtl.decision_latency)
     figures["record_latency_cycles"] = _spread(rtl.record_latency)
     figures["decide_wait_cycles"] = _spread(rtl.decide_wait)
@@ -61,34 +63,31 @@ def bench(json_output=False, quick=False):
     figures.update(replay_memory("tvc", [dump(ops)]))    # `ahasd tvc replay` of the same trace
 
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        table = Table(title=f"TVC on the Verilated RTL ({len(ops):,} transactions, "
-                            f"{decisions:,} decisions, {rtl.cycles:,} cycles)")
-        for column in ("measure", "min", "mean", "max", "most common"):
-            table.add_column(column, justify="left" if column == "measure" else "right")
-        for label, key in (("decision latency (cycles, accept -> result)",
-                            "decision_latency_cycles"),
-                           ("record divider latency (cycles, accept -> ready)",
-                            "record_latency_cycles"),
-                           ("decide wait behind a record (cycles)", "decide_wait_cycles")):
-            s = figures[key]
-            table.add_row(label, str(s["min"]), f"{s['mean']:.2f}", str(s["max"]),
-                          str(s["most_common"]))
-        Console().print(table)
-        speed = Table(title="TVC replay speed")
-        speed.add_column("path")
-        speed.add_column("events/s", justify="right")
-        speed.add_column("events per CPU second", justify="right")
-        for label, key in (("golden model", "golden"),
-                           ("RTL (Verilator harness, batched, closed loop)", "rtl")):
-            speed.add_row(label, f"{figures[key + '_events_per_s']:,.0f}",
-                          f"{figures[key + '_events_per_cpu_s']:,.0f}")
-        Console().print(speed)
-        print(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
-              f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model; "
-              f"{figures['decides_delayed_by_records']} of {decisions} decides waited for a record")
-        print(f"`ahasd tvc replay` peak memory (child processes included): golden "
-              f"{figures['golden_replay_peak_mb']:.0f} MB, "
-              f"--rtl {figures['rtl_replay_peak_mb']:.0f} MB")
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The TVC bench's tables and notes (``figures`` as :func:`bench` returns them)."""
+    rows = []
+    for label, key in (("decision latency (accept -> result)", "decision_latency_cycles"),
+                       ("record divider latency (accept -> ready)", "record_latency_cycles"),
+                       ("decide wait behind a record", "decide_wait_cycles")):
+        s = figures[key]
+        rows.append((label, f"{s['min']:,}", f"{s['mean']:.2f}", f"{s['max']:,}", f"{s['most_common']:,}"))
+    print_table(f"TVC on the Verilated RTL ({figures['transactions']:,} transactions, "
+                f"{figures['decisions']:,} decisions, {figures['rtl_cycles']:,} cycles)",
+                ("measure", "min [cycles]", "mean [cycles]", "max [cycles]", "most common [cycles]"), rows,
+                console=console, left=("measure",))
+    rows = [(label, f"{figures[key + '_events_per_s']:,.0f}", f"{figures[key + '_events_per_cpu_s']:,.0f}")
+            for label, key in (("golden model", "golden"),
+                               ("RTL (Verilator harness, batched, closed loop)", "rtl"))]
+    print_table("TVC replay speed", ("path", "rate [events/s]", "rate [events/CPU s]"), rows,
+                console=console, left=("path",))
+    print_text(f"RTL build (or cache hit): {figures['rtl_build_s']:.1f} s; RTL decisions "
+               f"{'match' if figures['rtl_matches_golden'] else 'DO NOT match'} the golden model; "
+               f"{figures['decides_delayed_by_records']:,} of {figures['decisions']:,} decides waited for a record",
+               console=console)
+    print_text(f"`ahasd tvc replay` peak memory (child processes included): golden "
+               f"{figures['golden_replay_peak_mb']:.0f} MB, --rtl {figures['rtl_replay_peak_mb']:.0f} MB",
+               console=console)

@@ -7,10 +7,10 @@ this module parses, calls and prints.
 import json
 from pathlib import Path
 
+from ahasd.args import add_block_arguments
 from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.files import output_dir
-from ahasd.hw.blocks import block_names
 from ahasd.readme import check_readme, update_section
 from ahasd.synth import area_report as report
 from ahasd.synth.tech import DIE_MM2, NAND2_UM2, SRAM_BITCELL_UM2, Technology
@@ -30,10 +30,8 @@ def register(sub):
                     "delay-oriented mapping, mm² at 28 nm and the share of an LPDDR5 die. "
                     "The 28 nm figures and their sources: ahasd.synth.tech and "
                     "docs/implementation.md.")
-    p.add_argument("block", choices=block_names() + ["all"])
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
-    p.add_argument("--build-dir", type=Path, default=Path("build/area"), metavar="DIR",
-                   help="where Verilog, yosys scripts and logs go (default: build/area)")
+    add_block_arguments(p, json_help="print the figures as JSON", build_dir="build/area",
+                        build_help="where Verilog, yosys scripts and logs go")
     p.add_argument("--macro-bits", type=int, default=None, metavar="BITS",
                    help="smallest writable memory kept as an SRAM macro (default 512); 0 "
                         "builds every memory from flip-flops")

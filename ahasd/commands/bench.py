@@ -21,6 +21,7 @@ BENCHES = {
     "queues": "ahasd.bench.queues:bench",
     "tvc": "ahasd.bench.tvc:bench",
     "system": "ahasd.bench.system:bench",
+    "acceptance": "ahasd.bench.acceptance:bench",
     "rtl-timing": "ahasd.bench.rtl_timing:bench",
 }
 

@@ -4,7 +4,8 @@ The names the options take come from the registries: model pairs from ``models.t
 (:func:`ahasd.sim.system.config.pair_names`), policies from
 :func:`ahasd.sim.decoding.policies.policy_names`, systems and ablation steps from
 :mod:`ahasd.sim.system.systems`, EDC variants from :data:`ahasd.sim.blocks.edc.VARIANTS` and
-golden pairs from :data:`ahasd.sim.decoding.pairs.PAIRS`.
+golden pairs from :func:`ahasd.sim.decoding.pairs.pair_choices` (the default: the model pair's, in
+``models.toml``).
 """
 
 import json
@@ -14,7 +15,7 @@ from ahasd.args import TOKENS_MAX, check_choice, integer
 from ahasd.errors import CliError
 from ahasd.files import os_reason
 from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
-from ahasd.sim.decoding.pairs import PAIRS as GOLDEN_PAIRS
+from ahasd.sim.decoding.pairs import pair_choices
 from ahasd.sim.decoding.policies import policy_names
 from ahasd.sim.system.config import load_config, pair_names
 from ahasd.sim.system.systems import ablation_names, system_names
@@ -44,8 +45,10 @@ def register(sub):
     p.add_argument("--tokens", type=integer(1, TOKENS_MAX), default=None,
                    help=f"tokens to generate, 1..{TOKENS_MAX:,} (default 1024; with --trace, "
                         f"the trace's length)")
-    p.add_argument("--acceptance-pair", default="ngram3-5",
-                   help=f"golden language-model pair ({', '.join(GOLDEN_PAIRS)})")
+    p.add_argument("--acceptance-pair", default=None, metavar="NAME",
+                   help=f"golden language-model pair: {', '.join(pair_choices())} (default: the "
+                        f"model pair's, from models.toml; low is the 0.40 sensitivity point, "
+                        f"high 0.82)")
     p.add_argument("--trace", default=None, metavar="FILE",
                    help="replay a recorded decoding trace instead of live golden decoding")
     p.add_argument("--offload", action="store_true",
@@ -76,6 +79,8 @@ def run(args):
     check_choice("system", args.system, system_names())
     check_choice("ablation", args.ablation, ablation_names())
     check_choice("edc", args.edc, EDC_VARIANTS)
+    if args.acceptance_pair is not None:
+        check_choice("acceptance-pair", args.acceptance_pair, pair_choices())
     if args.tokens is not None and args.tokens < 1:
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.rtl:

@@ -4,29 +4,27 @@ mapped netlist (:mod:`ahasd.synth.sta`; the report is :mod:`ahasd.synth.timing_r
 import json
 from pathlib import Path
 
+from ahasd.args import add_block_arguments
 from ahasd.synth.timing_report import columns, markdown_timing, timing_report
 
 __all__ = ["register", "run", "print_timing", "TERMINAL_HEADER"]
 
+#: ``ahasd timing --help``'s description (argparse reflows it).
+DESCRIPTION = """\
+Static timing of a block's netlist as the area flow maps it onto synth/gates.lib (a netlist
+already under --build-dir from `ahasd area` is reused when it is of the same design; otherwise
+the area flow runs): the longest register-to-register path with the liberty's 28 nm cell delays
+(logical effort, FO4 = 14 ps) and a fanout-based wire load, its start and end registers and
+logic depth, Fmax, and whether the block meets the target clock. The figures and their sources:
+docs/implementation.md."""
+
 
 def register(sub):
-    from ahasd.hw.blocks import block_names
     from ahasd.synth import sta
-    p = sub.add_parser(
-        "timing", help="critical path and Fmax of a block at 28 nm (from the mapped netlist)",
-        description="Static timing of a block's netlist as the area flow maps it onto "
-                    "synth/gates.lib (a netlist already under --build-dir from `ahasd area` "
-                    "is reused when it is of the same design; otherwise the area flow runs): "
-                    "the longest register-to-register path with the liberty's 28 nm cell "
-                    "delays (logical effort, FO4 = 14 ps) and a fanout-based wire load, its "
-                    "start and end registers and logic depth, Fmax, and whether the block "
-                    "meets the target clock. The figures and their sources: "
-                    "docs/implementation.md.")
-    p.add_argument("block", choices=block_names() + ["all"])
-    p.add_argument("--json", action="store_true",
-                   help="print the figures as JSON (with the critical path cell by cell)")
-    p.add_argument("--build-dir", type=Path, default=Path("build/area"), metavar="DIR",
-                   help="where the area flow's netlists are (and go; default: build/area)")
+    p = sub.add_parser("timing", help="critical path and Fmax of a block at 28 nm (from the mapped netlist)",
+                       description=DESCRIPTION)
+    add_block_arguments(p, json_help="print the figures as JSON (with the critical path cell by cell)",
+                        build_dir="build/area", build_help="where the area flow's netlists are (and go)")
     p.add_argument("--target-mhz", type=float, default=sta.TARGET_MHZ, metavar="MHZ",
                    help=f"clock to check against (default {sta.TARGET_MHZ:g}, the paper's "
                         f"PIM clock)")

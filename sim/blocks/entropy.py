@@ -27,27 +27,15 @@ error terms are the 2**-9 rounding of y per logit (<= 1.4e-3 nats in each log-pr
 
 import numpy as np
 
-from ahasd.spec.entropy import (
-    EXP2_LUT,
-    LN2_Q16,
-    LOG2_LUT,
-    LOG2E_Q15,
-    LOG_INDEX,
-    LOG_INTERP,
-    OUTPUT,
-    P_FRAC,
-    Q_BITS,
-    Q_FRAC,
-    Y_FRAC,
-    EntropyConfig,
-)
+from ahasd.spec import entropy as spec
+from ahasd.spec.entropy import EXP2_LUT, LOG2_LUT, LOG_INTERP, OUTPUT, P_FRAC, Q_FRAC, Y_FRAC, EntropyConfig
 from ahasd.spec.params import check_instance, check_ints, check_real
 
 __all__ = ["EntropyConfig", "entropy_fx", "entropy_float", "to_uq4_12", "batch_mean_fx", "EXP2_LUT", "LOG2_LUT",
            "Y_FRAC", "P_FRAC"]
 
 def _y(z, cfg):
-    prod = z * LOG2E_Q15
+    prod = z * spec.LOG2E_Q15
     shift = cfg.y_shift
     return prod >> shift if shift >= 0 else prod << -shift
 
@@ -60,7 +48,7 @@ def _ceil_int(y):
 def _log2_q16(s):
     """log2(s / 2**P_FRAC) in Q16 (signed), s > 0, as the RTL computes it."""
     e = s.bit_length() - 1                      # position of the leading one
-    bits = LOG_INDEX + LOG_INTERP
+    bits = spec.LOG_INDEX + LOG_INTERP
     mant = (s << bits) >> e if e < bits else s >> (e - bits)   # 1.xxxx with `bits` fraction bits
     frac = mant & ((1 << bits) - 1)
     i, f = frac >> LOG_INTERP, frac & ((1 << LOG_INTERP) - 1)
@@ -101,9 +89,9 @@ def entropy_fx(logits, config=None):
         s_k = s >> k
         s = s_k + p
         u = (u >> k) + k * s_k + ((nd * p) >> Y_FRAC)
-    q = _divide_q16(u, s, Q_BITS)
+    q = _divide_q16(u, s, spec.Q_BITS)
     h_bits = max(_log2_q16(s) + q, 0)
-    h = (h_bits * LN2_Q16 + (1 << 19)) >> 20
+    h = (h_bits * spec.LN2_Q16 + (1 << 19)) >> 20
     return min(h, OUTPUT.max_code)
 
 

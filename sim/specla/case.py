@@ -24,16 +24,7 @@ import math
 
 import numpy as np
 
-from .verify import (
-    PendingState,
-    check_parents,
-    check_path,
-    deferred_commit,
-    factor_commit,
-    factor_verify,
-    replay_commit,
-    replay_verify,
-)
+from . import verify
 
 __all__ = ["Case", "parse_case", "read_case", "run_case", "format_result", "CASE_MODES"]
 
@@ -127,13 +118,13 @@ def parse_case(text):
             raise ValueError(f"{where}.g is a log decay and must be <= 0, not {g}")
         cols["g"].append(g)
     try:
-        parents = check_parents(parents)
+        parents = verify.check_parents(parents)
     except ValueError as e:
         raise ValueError(f"nodes: {e} (parents come before children)") from None
     accept = obj["accept"]
     if not isinstance(accept, list):
         raise ValueError(f"accept must be a list of node indices, not {json.dumps(accept)[:40]}")
-    accept = check_path(parents, accept)
+    accept = verify.check_path(parents, accept)
     arrays = {key: np.array(val, dtype=float) for key, val in cols.items()}
     for key, size in (("k", d_k), ("v", d_v), ("q", d_k)):
         arrays[key] = arrays[key].reshape(len(nodes), size)
@@ -165,16 +156,16 @@ def read_case(path):
 def run_case(case, mode="factor"):
     """``(outputs (N, d_v), state (d_k, d_v))`` of ``case`` in ``mode``."""
     if mode == "replay":
-        outputs, _, _ = replay_verify(case.S, case.parents, *case.nodes)
-        state = replay_commit(case.S, case.accept, *case.nodes)
+        outputs, _, _ = verify.replay_verify(case.S, case.parents, *case.nodes)
+        state = verify.replay_commit(case.S, case.accept, *case.nodes)
     elif mode == "factor":
-        outputs, factors = factor_verify(case.S, case.parents, *case.nodes)
-        state = factor_commit(case.S, factors, case.accept)
+        outputs, factors = verify.factor_verify(case.S, case.parents, *case.nodes)
+        state = verify.factor_commit(case.S, factors, case.accept)
     elif mode == "deferred":
         # The committed state is held pending, as the next verification would see it.
-        pending = PendingState.plain(case.S)
-        outputs, factors = factor_verify(pending, case.parents, *case.nodes)
-        state = deferred_commit(pending, factors, case.accept).materialise()
+        pending = verify.PendingState.plain(case.S)
+        outputs, factors = verify.factor_verify(pending, case.parents, *case.nodes)
+        state = verify.deferred_commit(pending, factors, case.accept).materialise()
     else:
         raise ValueError(f"mode must be one of {', '.join(CASE_MODES)}, not {mode!r}")
     return outputs.reshape(len(case.parents), case.S.shape[1]), state

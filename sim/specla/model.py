@@ -21,16 +21,8 @@ import numpy as np
 
 from ahasd.spec.params import check_choice, check_int
 
+from . import verify
 from .recurrence import gdn_step
-from .verify import (
-    PendingState,
-    check_path,
-    deferred_commit,
-    factor_commit,
-    factor_verify,
-    replay_commit,
-    replay_verify,
-)
 
 __all__ = ["GDNConfig", "GDNModel", "DecodeState", "MODES"]
 
@@ -216,10 +208,10 @@ class GDNModel:
                 args = (parents, q[:, hd], k[:, hd], v[:, hd], beta[:, hd], g[:, hd])
                 S0 = state.heads[i][hd]
                 if mode == "replay":
-                    o[:, hd], _, _ = replay_verify(_dense(S0), *args)
+                    o[:, hd], _, _ = verify.replay_verify(_dense(S0), *args)
                     per_head.append(args)
                 else:
-                    o[:, hd], factors = factor_verify(S0, *args)
+                    o[:, hd], factors = verify.factor_verify(S0, *args)
                     per_head.append(factors)
             record["raw"].append(raw)
             record["heads"].append(per_head)
@@ -228,7 +220,7 @@ class GDNModel:
 
     def commit(self, state, record, path):
         """The state after accepting root path ``path`` of a verified tree."""
-        path = check_path(record["parents"], path)
+        path = verify.check_path(record["parents"], path)
         new = state.copy()
         for i in range(self.config.n_layers):
             raw = record["raw"][i]
@@ -238,16 +230,16 @@ class GDNModel:
             for hd, item in enumerate(record["heads"][i]):
                 S0 = state.heads[i][hd]
                 if record["mode"] == "replay":
-                    new.heads[i][hd] = replay_commit(_dense(S0), path, *item[1:])
+                    new.heads[i][hd] = verify.replay_commit(_dense(S0), path, *item[1:])
                 elif record["mode"] == "factor":
-                    new.heads[i][hd] = factor_commit(_dense(S0), item, path)
+                    new.heads[i][hd] = verify.factor_commit(_dense(S0), item, path)
                 else:
-                    new.heads[i][hd] = deferred_commit(S0, item, path)
+                    new.heads[i][hd] = verify.deferred_commit(S0, item, path)
         return new
 
 
 def _dense(S):
-    return S.materialise() if isinstance(S, PendingState) else S
+    return S.materialise() if isinstance(S, verify.PendingState) else S
 
 
 def _window(history, raw, parents, n):

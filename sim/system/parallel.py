@@ -35,8 +35,18 @@ def decoding_key(cell):
     if system not in _SYNC or (system != "specpim" and policy == "banditspec") \
             or cell.get("trace") is not None:
         return None
-    return (cell.get("acceptance_pair", "ngram3-5"), "fixed8" if system == "specpim" else policy,
+    return (_golden(cell), "fixed8" if system == "specpim" else policy,
             cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
+
+
+def _golden(cell):
+    """The golden pair a cell decodes with (its model pair's default unless it names one); a bad
+    name is kept as given (the cell itself reports it when it runs)."""
+    from ahasd.sim.system.runner import acceptance_pair_of
+    try:
+        return acceptance_pair_of(cell)
+    except ValueError:
+        return cell.get("acceptance_pair")
 
 
 def resolve_evaluator(name):
@@ -54,7 +64,7 @@ def _affinity(cell):
     """Cells that decode with the same golden pair, policy, length and seed: they revisit many of
     the same contexts, so one worker running them in a row reuses its cached distributions."""
     policy = "fixed8" if cell.get("system") == "specpim" else cell.get("policy", "adaedl")
-    return (cell.get("acceptance_pair", "ngram3-5"), policy, cell.get("tokens"),
+    return (_golden(cell), policy, cell.get("tokens"),
             cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
 
 
@@ -95,12 +105,12 @@ def _groups(cells, jobs=None, evaluate=DEFAULT_EVALUATOR):
 def _warm(cells):
     """Load every golden pair the cells decode with (and SpecDec++'s predictor where a cell
     uses it) once, here, before the workers fork."""
-    from ahasd.sim.system.runner import DEFAULT_ACCEPTANCE_PAIR, prepare
+    from ahasd.sim.system.runner import prepare
     need: dict[tuple, bool] = {}
     for c in cells:
         if c.get("trace") is not None:
             continue
-        k = (c.get("acceptance_pair", DEFAULT_ACCEPTANCE_PAIR), c.get("seed"), c.get("max_files"))
+        k = (_golden(c), c.get("seed"), c.get("max_files"))
         need[k] = need.get(k, False) or (c.get("policy", "adaedl") == "specdecpp"
                                          and c.get("seed") is not None)
     for (acc, seed, max_files), specdecpp in need.items():

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ahasd.sim.blocks.tvc import DEFAULT_FREQ_RATIO, FREQ_FRAC_BITS
-from ahasd.sim.system.config import load_config
+from ahasd.sim.system.config import ConfigError, acceptance_defaults, load_config
 from ahasd.sim.system.deciders import GoldenDeciders
 from ahasd.sim.system.engine import run_engine
 from ahasd.sim.system.sources import Source
@@ -32,10 +32,10 @@ from ahasd.spec.params import check_choice, check_positive
 if TYPE_CHECKING:
     from ahasd.sim.decoding.policies import AcceptancePredictor
 
-__all__ = ["SimResult", "simulate", "prepare", "POLICIES", "DEFAULT_ACCEPTANCE_PAIR"]
+__all__ = ["SimResult", "simulate", "prepare", "POLICIES", "default_acceptance_pair",
+           "acceptance_pair_of"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
-DEFAULT_ACCEPTANCE_PAIR = "ngram3-5"
 _PREDICTORS: dict[tuple, "AcceptancePredictor"] = {}
 #: recorded decodings of synchronous runs, by what alone determines them (see simulate)
 _DECODINGS: dict[tuple, list] = {}
@@ -107,7 +107,26 @@ def _policy(name, lm_pair, seed, timing, fixed_len):
     return golden.make_policy(name, **params)
 
 
-def prepare(acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, *, seed=0, max_files=None, specdecpp=True):
+def default_acceptance_pair(pair):
+    """The golden pair model pair ``pair`` decodes with by default (``models.toml``'s
+    ``[acceptance]`` table)."""
+    defaults = acceptance_defaults()
+    if pair not in defaults:
+        raise ConfigError(f"model pair {pair!r} has no default golden pair in models.toml "
+                          f"[acceptance] (give acceptance_pair)")
+    return defaults[pair][0]
+
+
+def acceptance_pair_of(cell):
+    """The registry name of the golden pair a grid or sweep cell decodes with: its own
+    ``acceptance_pair`` (an alias resolved) or its model pair's default."""
+    from ahasd.sim.decoding.pairs import canonical
+    name = cell.get("acceptance_pair")
+    return canonical(name if name is not None
+                     else default_acceptance_pair(cell.get("pair", "opt")))
+
+
+def prepare(acceptance_pair, *, seed=0, max_files=None, specdecpp=True):
     """Load the golden pair (and fit SpecDec++'s predictor) in this process, as the first run
     with them would: forked worker processes then share them instead of each loading its own."""
     from ahasd.sim.decoding import golden
@@ -125,7 +144,7 @@ def _trace_label(trace, policy, tokens):
 
 
 def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc="committed",
-             tokens=None, acceptance_pair=DEFAULT_ACCEPTANCE_PAIR, trace=None, offload=False,
+             tokens=None, acceptance_pair=None, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
              tvc_params=None, edc_params=None, max_files=None, greedy=False,
              deciders_factory=None):
@@ -137,6 +156,9 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     ``deciders_factory`` (default :class:`GoldenDeciders`) is called with the keyword arguments
     of :class:`GoldenDeciders` resolved from the configuration, when the system has EDC or TVC
     and no ``deciders`` is given; a system without them never calls it.
+
+    ``acceptance_pair`` (a name of :func:`ahasd.sim.decoding.pairs.pair_choices`; default the
+    model pair's, :func:`default_acceptance_pair`) is reported by its registry name.
     """
     from ahasd.sim.decoding import golden
     from ahasd.sim.system.sources import TraceSource
@@ -159,6 +181,7 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
         source: Source = TraceSource(trace)
     else:
         from ahasd.sim.decoding.pairs import load_named_pair
+        acceptance_pair = acceptance_pair_of({"pair": pair, "acceptance_pair": acceptance_pair})
         lm = load_named_pair(acceptance_pair, max_files=max_files)
         prompt = lm.tokenizer.encode(golden.PROMPTS[0])
     kv_tokens = len(prompt) + n_tokens + 8 * lookahead

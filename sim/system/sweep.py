@@ -42,10 +42,11 @@ def parse_axis(text):
     if not values:
         raise ConfigError(f"sweep axis {name} has no values")
     if name == "acceptance_pair":
-        from ahasd.sim.decoding.pairs import PAIRS
+        from ahasd.sim.decoding.pairs import pair_choices
         for v in values:
-            if v not in PAIRS:
-                raise ConfigError(f"acceptance_pair must be one of {', '.join(PAIRS)}, not {v!r}")
+            if v not in pair_choices():
+                raise ConfigError(f"acceptance_pair must be one of {', '.join(pair_choices())}, "
+                                  f"not {v!r}")
         return name, values
     if name.startswith("edc."):
         key = name[4:]

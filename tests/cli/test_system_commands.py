@@ -48,7 +48,8 @@ def test_simulate_text(capsys):
     (["--set", "pim.bogus=1"], "unknown key pim.bogus"),
     (["--set", "gpu.mem_bw_gbps=-3"], "gpu.mem_bw_gbps must be > 0, not -3"),
     (["--set", "npu.bw_util=2"], "npu.bw_util must be in (0, 1], not 2"),
-    (["--acceptance-pair", "big"], "acceptance pair must be one of ngram3-5"),
+    (["--acceptance-pair", "big"], "--acceptance-pair must be one of ngram3-5, ngram4-5, "
+                                    "ngram5-5h, ngram5-5b, ngram5-5x, low, high, not 'big'"),
     (["--pair", "llama2", "--system", "gpu", "--tokens", "8"],
      "do not fit the 16.0 GB of gpu; use --offload"),
 ])

@@ -11,16 +11,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
 
 from ahasd.hw.state_commit import FactorKind, factor_layout
-from ahasd.sim.specla.fixed import (
-    K_FRAC,
-    S_FRAC,
-    U_FRAC,
-    W_FRAC,
-    commit_fixed,
-    load_sequence,
-    quantise,
-    state_from_bursts,
-)
+from ahasd.sim.specla import fixed
 from ahasd.sim.specla.verify import factor_verify
 from ahasd.tb.cocotb_run import params
 from ahasd.tb.payloads import pack
@@ -34,16 +25,16 @@ def gdn_path(rng, S0, rank):
     q = rng.normal(size=(rank, d_k))
     v = rng.uniform(-1, 1, (rank, d_v))
     beta, g = rng.uniform(0, 1, rank), -rng.exponential(0.2, rank)
-    _, f = factor_verify(S0 / 2 ** S_FRAC, list(range(-1, rank - 1)), q, k, v, beta, g)
+    _, f = factor_verify(S0 / 2 ** fixed.S_FRAC, list(range(-1, rank - 1)), q, k, v, beta, g)
     P = float(np.exp(f.G[-1])) if rank else 1.0
     w = np.exp(f.G[-1] - f.G) if rank else np.zeros(0)
-    return (int(quantise(P, W_FRAC, signed=False)), quantise(f.k, K_FRAC),
-            quantise(w, W_FRAC, signed=False), quantise(f.u, U_FRAC))
+    return (int(fixed.quantise(P, fixed.W_FRAC, signed=False)), fixed.quantise(f.k, fixed.K_FRAC),
+            fixed.quantise(w, fixed.W_FRAC, signed=False), fixed.quantise(f.u, fixed.U_FRAC))
 
 
 async def commit(dut, p, S, base, P, k, w, u):
     factors = factor_layout(max_rank=p["max_rank"], d_k=p["d_k"], d_v=p["d_v"], lanes=p["lanes"])
-    for kind, t, index, data in load_sequence(P, k, w, u, lanes=p["lanes"]):
+    for kind, t, index, data in fixed.load_sequence(P, k, w, u, lanes=p["lanes"]):
         dut.f__valid.value = 1
         bits = pack(factors, {"kind": FactorKind(kind), "t": t, "index": index, "data": data})
         for n in range(p["f_words"]):
@@ -70,8 +61,8 @@ async def commit(dut, p, S, base, P, k, w, u):
         assert cycles < 200_000, "commit did not finish"
     dut.o_stream__ready.value = 0
     assert int(dut.dram_error.value) == 0, f"DRAM timing violation {int(dut.dram_error_code.value)}"
-    got = state_from_bursts(bursts, p["d_k"], p["d_v"], p["burst_bytes"])
-    want = commit_fixed(S, P, k, w, u)
+    got = fixed.state_from_bursts(bursts, p["d_k"], p["d_v"], p["burst_bytes"])
+    want = fixed.commit_fixed(S, P, k, w, u)
     bad = np.argwhere(got != want)
     assert not len(bad), f"rank {len(w)}: {len(bad)} elements differ, first at {bad[0]}"
 

@@ -19,14 +19,10 @@ module top(clk, rst, en, d, q);
 endmodule
 """
 
-# The same circuit: another register name, the operands swapped, the enable as a mux.
+# The same circuit: another register name, the operands swapped, the enable as a mux, the ports
+# declared in the header.
 SAME = """\
-module top(clk, rst, en, d, q);
-  input clk;
-  input rst;
-  input en;
-  input [3:0] d;
-  output [3:0] q;
+module top(input clk, input rst, input en, input [3:0] d, output [3:0] q);
   reg [3:0] total = 4'h0;
   wire [3:0] next = en ? d + total : total;
   always @(posedge clk) total <= rst ? 4'h0 : next;

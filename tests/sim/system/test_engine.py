@@ -11,12 +11,14 @@ from ahasd.sim.system.deciders import Deciders
 from ahasd.sim.system.runner import simulate
 
 FILES = 40            # a spread subset of the corpus keeps the models small and the tests fast
+LOW = "low"           # the low-acceptance golden pair: its rejections exercise every path
 SYSTEMS = [("gpu", "tvc"), ("phone-gpu", "tvc"), ("specpim", "tvc"), ("npu-lpddr5", "tvc"),
            ("ahasd", "async"), ("ahasd", "aau"), ("ahasd", "edc"), ("ahasd", "tvc")]
 
 
 def run(system, ablation="tvc", **kw):
-    kw = {"pair": "opt", "policy": "adaedl", "tokens": 96, "max_files": FILES, **kw}
+    kw = {"pair": "opt", "policy": "adaedl", "tokens": 96, "max_files": FILES,
+          "acceptance_pair": LOW, **kw}
     return simulate(system, kw.pop("pair"), kw.pop("policy"), ablation=ablation, **kw)
 
 
