@@ -201,10 +201,14 @@ class Timing:
         local_nl = not ship_nonlinear
         t = dev.pass_s(layer, head, shape.layers, nonlinear=local_nl)
         if dev_name == "pim" and self.layout is not None:
-            # the units (and AAUs) of the model's ranks only, as long as the most loaded unit
+            # the units (and AAUs) of the model's ranks only, as long as the most loaded unit,
+            # and no shorter than the whole pass through the internal bandwidth cap
             model = "draft" if shape is self.draft else "target"
-            t = (dev.pass_s(layer, head, shape.layers, nonlinear=False)
-                 / self.layout.pim_speed(model))
+            pim = self.cfg.pim
+            capped = dev.pass_s(layer, head, shape.layers, nonlinear=False)
+            units = capped * pim.pim_bytes_per_s / pim.pim_mac_per_s
+            t = max(units / self.layout.pim_speed(model),
+                    capped * pim.pim_bytes_per_s / (pim.internal_bw_gbps * 1e9))
             if local_nl:
                 held = self.layout.draft_ranks if model == "draft" else self.layout.target_ranks
                 nl = dev.pass_s(layer, head, shape.layers) - dev.pass_s(

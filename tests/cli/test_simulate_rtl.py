@@ -25,9 +25,14 @@ def compare(capsys, *argv):
 
 
 def test_simulate_rtl_matches_golden_short(capsys):
-    # the low-acceptance pair: its rejections make the TVC pre-verify often (19 times here)
-    full = compare(capsys, "--policy", "svip", "--tokens", "160", "--acceptance-pair", "low")
+    # the low-acceptance pair: its rejections make the TVC pre-verify often (19 times here with
+    # the ranks not shared; sharing them slows drafting beside verification and TVC finds room
+    # for 3)
+    full = compare(capsys, "--policy", "svip", "--tokens", "160", "--acceptance-pair", "low",
+                   "--set", "memory.contention=false")
     assert full["preverifies"] >= 10 and full["edc_suppressed"] > 0   # TVC and EDC both decided
+    shared = compare(capsys, "--policy", "svip", "--tokens", "160", "--acceptance-pair", "low")
+    assert shared["preverifies"] > 0 and shared["devices"]["pim"]["stall_memory_s"] > 0
     edc = compare(capsys, "--policy", "svip", "--tokens", "160", "--ablation", "edc", "--acceptance-pair", "low")
     assert edc["edc_suppressed"] > 0 and edc["preverifies"] == 0
 

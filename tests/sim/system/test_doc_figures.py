@@ -117,6 +117,10 @@ def test_headlines_quoted_are_the_reference_grids():
     steps = quoted(r"async ([\d.]+)x, \+AAU ([\d.]+)x, \+EDC ([\d.]+)x,\s+\+TVC ([\d.]+)x")
     assert steps == [round(h["ablation_vs_gpu"][s]["throughput"], 3)
                      for s in ("async", "aau", "edc", "tvc")]
-    acc = quoted(r"The n-gram pairs reach ([\d.]+) / ([\d.]+) / ([\d.]+)")
+    acc = quoted(r"The golden pairs reach ([\d.]+) \(default `ngram5-5b`\), ([\d.]+) \(`low`\) "
+                 r"and ([\d.]+) \(`high`\)")
     assert acc == [round(h["per_acceptance"][p]["acceptance_rate"], 2)
-                   for p in ("ngram3-5", "ngram4-5", "ngram5-5x")]
+                   for p in ("ngram5-5b", "ngram3-5", "ngram5-5x")]
+    ratios = quoted(r"is\s+1\.\d+x at 0.40, ([\d.]+)x at 0.75 and ([\d.]+)x at 0.78")
+    assert ratios == [round(h["per_acceptance"][p]["vs_npu-lpddr5"]["throughput"], 2)
+                      for p in ("ngram5-5b", "ngram5-5x")]

@@ -80,3 +80,34 @@ def test_contention_never_raises_the_bound_and_off_has_no_stall():
     for passes, tokens, pre in ((0, 100, 0), (30, 100, 5), (100, 10, 0), (50, 400, 20)):
         st = SimpleNamespace(npu_passes=passes, draft_tokens_done=tokens, preverifies=pre)
         assert _bound_s(cfg_on, spec, t_on, st) >= _bound_s(cfg_off, spec, t_off, st)
+
+
+def test_per_bank_units_are_bounded_by_the_busiest_unit_and_the_internal_cap():
+    draft, target = load_config().pair("opt")
+    zero = {"draft": 0.0, "target": 0.0}
+
+    def token_s(units, bw=256.0):
+        cfg = load_config([f"pim.units={units}", f"pim.internal_bw_gbps={bw}",
+                           "memory.contention=false"])
+        timing = Timing(cfg, make_spec("ahasd"), draft, target, zero)
+        return timing.draft_token(100)[0], timing.dev["pim"].pass_s(
+            *_work(draft, 100), draft.layers, nonlinear=False)
+    t16, g16 = token_s(16)
+    t64, _ = token_s(64)
+    t256, _ = token_s(256)
+    # 64 and 256 units: 409.6 / 1630 G MAC/s raw, both held to the 256 GB/s cap
+    assert t64 == pytest.approx(t256)
+    assert 2.3 < t16 / t64 < 2.52
+    # with the cap lifted, 256 units are bounded by the busiest unit: a 2048-row matrix has
+    # 64 tiles of 32 rows, so only 64 of the 256 units work (imbalance ~2.9)
+    imb = unit_imbalance(draft, 256, 32)
+    assert 2.8 < imb < 2.9
+    t256_free, _ = token_s(256, bw=4000.0)
+    gemv16 = g16 * unit_imbalance(draft, 16, 32)
+    assert t256_free - (t16 - gemv16) == pytest.approx(gemv16 * 16 / 256 * imb
+                                                       / unit_imbalance(draft, 16, 32), rel=0.02)
+
+
+def _work(shape, kv):
+    from ahasd.sim.system.workload import head_work, layer_work
+    return layer_work(shape, 1, kv), head_work(shape, 1)
