@@ -8,8 +8,9 @@ over all ``pim.ranks`` ranks (each weight matrix by output rows, in tiles of the
 share, so a pass on the PIM takes as long as its most loaded unit: :func:`unit_imbalance` is that
 unit's MACs over the mean (whole tiles per unit), and a model on ``r`` of the ``R`` ranks runs at
 ``r / R`` of the units' rate (:meth:`Layout.pim_speed`); a pass is never shorter than all its
-bytes through ``pim.internal_bw_gbps`` (:class:`ahasd.sim.system.systems.Timing`). Capacity is checked per rank, KV caches
-included at the run's end (the largest they grow to): :meth:`Layout.rank_need`.
+bytes through ``pim.internal_bw_gbps`` (:class:`ahasd.sim.system.systems.Timing`). Capacity is
+checked per rank, KV caches included at the run's end (the largest they grow to):
+:func:`rank_need`, :func:`check_ranks`.
 
 **Sharing** (``memory.contention``). The NPU streams the target's weights out of the ranks that
 hold it, over the same banks, command bus and data path as the units of those ranks. Per rank,
