@@ -171,9 +171,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     n_tokens = cfg.run.tokens if tokens is None else tokens
     check_positive("tokens", n_tokens, integer=True)
     seed = cfg.run.seed if seed is None else seed
-    # The draft queue holds the unverified batches: its depth bounds the look-ahead too. The
-    # feedback and pre-verify queues never hold more than one entry in this model (one NPU
-    # verification and one pre-verification in flight), so their depths never bind.
+    # The draft queue holds the unverified batches: its depth bounds the look-ahead too; the
+    # feedback and pre-verify queues hold one entry at most here (their depths never bind).
     lookahead = min(cfg.controller.max_lookahead_batches, cfg.controller.draft_queue_depth)
     lm = None
     if trace is not None:
@@ -200,9 +199,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
                             max_lookahead=lookahead, keep_timeline=keep_timeline)
     if record is not None:
         _DECODINGS[dkey] = record.calls
-    r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc,
-                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline,
-                len(prompt))
+    r = _result(cfg, spec, timing, st, t, len(out), pair, policy, ablation, edc, len(prompt),
+                acceptance_pair if trace is None else "trace", notes, deciders, keep_timeline)
     r.output_tokens = out
     return r
 
@@ -275,8 +273,8 @@ def _memory(timing):
     return {"placement": None, "contention": False} if lay is None else lay.as_dict()
 
 
-def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, acc_pair, notes, deciders,
-            keep_timeline, kv0):
+def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, kv0, acc_pair, notes,
+            deciders, keep_timeline):
     dev = timing.dev
     ctl = cfg.controller
     dyn = {d: pj * 1e-9 for d, pj in st.energy_pj.items()}
