@@ -6,6 +6,12 @@ The names the options take come from the registries: model pairs from ``models.t
 :mod:`ahasd.sim.system.systems`, EDC variants from :data:`ahasd.sim.blocks.edc.VARIANTS` and
 golden pairs from :func:`ahasd.sim.decoding.pairs.pair_choices` (the default: the model pair's, in
 ``models.toml``).
+
+``--seeds N`` runs the configuration with the decoding seeds ``--seed``, ``--seed`` + 1, ...
+(:mod:`ahasd.sim.system.seeds`): the JSON keeps every key of one run, each number the mean over
+the seeds, and adds ``n_seeds`` (1 on a single run), ``seeds`` and ``intervals`` (the same keys,
+each number a dict of ``mean``, ``ci95_low``, ``ci95_high`` and ``n_seeds``: the 95 % t-interval
+over the seeds; no bounds with one seed).
 """
 
 import json
@@ -18,6 +24,7 @@ from ahasd.sim.blocks.edc import VARIANTS as EDC_VARIANTS
 from ahasd.sim.decoding.pairs import pair_choices
 from ahasd.sim.decoding.policies import policy_names
 from ahasd.sim.system.config import load_config, pair_names
+from ahasd.sim.system.seeds import aggregate_runs, seed_list
 from ahasd.sim.system.systems import ablation_names, system_names
 
 __all__ = ["register", "run"]
@@ -57,7 +64,12 @@ def register(sub):
                    metavar="SECTION.KEY=VALUE", help="override a configuration figure")
     p.add_argument("--config", default=None, metavar="FILE",
                    help="a platform TOML to use instead of the shipped one (same keys)")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="decoding seed (default the configuration's run.seed, 0); with --seeds "
+                        "the first")
+    p.add_argument("--seeds", type=integer(1, 100), default=1, metavar="N",
+                   help="run N decoding seeds and report means with 95 %% t-intervals "
+                        "(default 1)")
     p.add_argument("--rtl", action="store_true",
                    help="take the EDC and TVC decisions from the Verilated controller top "
                         "(needs Verilator; AHASD with --ablation edc or tvc, --edc committed)")
@@ -85,6 +97,9 @@ def run(args):
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.rtl:
         _check_rtl(args)
+    if args.seeds > 1 and args.trace is not None:
+        raise CliError(f"--seeds {args.seeds}: a --trace replays one recorded decoding, which "
+                       f"no seed changes (drop --seeds)")
     trace = None
     try:
         if args.trace is not None:
@@ -95,14 +110,15 @@ def run(args):
                 raise CliError(f"cannot read trace {args.trace}: {os_reason(e)}") from None
             _check_trace_options(args, trace[0])
         cfg = load_config(args.overrides, platform_path=args.config)
+        seeds = seed_list(cfg.run.seed if args.seed is None else args.seed, args.seeds)
         made = []
         factory = _rtl_factory(cfg, made) if args.rtl else None
         try:
-            r = simulate(args.system, args.pair, args.policy or "adaedl", ablation=args.ablation,
-                         edc=args.edc, cfg=cfg, tokens=args.tokens,
-                         acceptance_pair=args.acceptance_pair, trace=trace,
-                         offload=args.offload, overrides=args.overrides, seed=args.seed,
-                         deciders_factory=factory)
+            results = [simulate(args.system, args.pair, args.policy or "adaedl",
+                                ablation=args.ablation, edc=args.edc, cfg=cfg, tokens=args.tokens,
+                                acceptance_pair=args.acceptance_pair, trace=trace,
+                                offload=args.offload, overrides=args.overrides, seed=s,
+                                deciders_factory=factory) for s in seeds]
         finally:
             for deciders in made:
                 deciders.close()
@@ -111,11 +127,15 @@ def run(args):
         if args.trace is not None and "line" in msg:
             msg = f"{args.trace}: {msg}"
         raise CliError(msg) from None
-    d = r.as_dict()
+    r = results[0]
+    d = aggregate_runs([x.as_dict() for x in results], seeds)
     if args.json:
         ordered = {k: d[k] for k in JSON_KEYS}
         ordered.update({k: v for k, v in d.items() if k not in ordered})
         print(json.dumps(ordered, indent=2))
+        return 0
+    if len(seeds) > 1:
+        _print_seeds(d)
         return 0
     print(f"{r.label} on {r.pair} ({r.policy}, golden pair {r.acceptance_pair}): {r.tokens} tokens "
           f"in {r.time_s:.3f} s = {r.throughput_tok_s:.2f} tok/s (memory-roofline bound "
@@ -131,6 +151,29 @@ def run(args):
     for note in r.offloaded:
         print(f"  offload: {note}")
     return 0
+
+
+def _print_seeds(d):
+    """The text report of several seeds: means with their 95 % intervals."""
+    iv = d["intervals"]
+
+    def ci(key, nd):
+        lo, hi = iv[key]["ci95_low"], iv[key]["ci95_high"]
+        return f"{d[key]:.{nd}f} [{lo:.{nd}f}, {hi:.{nd}f}]"
+    print(f"{d['label']} on {d['pair']} ({d['policy']}, golden pair {d['acceptance_pair']}): "
+          f"{d['tokens']} tokens, mean over {d['n_seeds']} seeds "
+          f"({', '.join(map(str, d['seeds']))}) [95 % t-interval]")
+    print(f"  throughput {ci('throughput_tok_s', 2)} tok/s (memory-roofline bound "
+          f"{ci('bound_tok_s', 2)}); time {ci('time_s', 3)} s")
+    print(f"  energy {ci('energy_mj', 1)} mJ = {ci('tokens_per_mj', 4)} tok/mJ")
+    print(f"  acceptance {ci('acceptance_rate', 3)}, {ci('mean_accepted_len', 2)} accepted per "
+          f"verification, mean draft length {ci('mean_draft_len', 2)}")
+    for name, dv in d["devices"].items():
+        b = iv["devices"][name]["busy_s"]
+        print(f"  {name:10s} busy {dv['busy_s']:.3f} s [{b['ci95_low']:.3f}, "
+              f"{b['ci95_high']:.3f}], idle {dv['idle_s']:.3f} s")
+    for note in d["offloaded"]:
+        print(f"  offload: {note}")
 
 
 def _check_trace_options(args, head):

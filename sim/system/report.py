@@ -7,10 +7,19 @@ baselines and full AHASD). Every cell runs; a cell that needs more memory than i
 runs with the offload model and is flagged (``offloaded`` non-empty). :func:`headlines` computes
 every ratio the paper and the authors' documentation report, and :func:`summary_markdown` sets
 them beside the paper's with ours/paper.
+
+Seeds: the grid runs every cell over several decoding seeds (``cell["seed"]``). :func:`headlines`
+computes every headline per seed, from that seed's runs alone (a ratio pairs the two systems'
+runs of one seed), then reports each as its mean over the seeds, with the seeds' 95 %
+t-interval beside it in ``h["intervals"]`` (the same shape, each number a
+:func:`ahasd.sim.system.seeds.interval` dict). A "max" headline is so the mean over seeds of each
+seed's grid maximum.
 """
 
 import statistics
 from typing import Any
+
+from ahasd.sim.system.seeds import combine, excludes_one
 
 __all__ = ["PAPER_PAIRS", "GRID_POLICIES", "GRID_SYSTEMS", "ACCEPTANCE_PAIRS", "PAPER",
            "grid_cells", "headlines", "summary_markdown", "key"]
@@ -91,7 +100,26 @@ def _stats(values):
 
 def headlines(rows, *, pairs=PAPER_PAIRS, policies=GRID_POLICIES,
               acceptance_pairs=ACCEPTANCE_PAIRS):
-    """Every headline ratio (ours), as a nested dict of plain numbers."""
+    """Every headline ratio (ours), as a nested dict of plain numbers: each the mean over the
+    seeds of the rows (``row["cell"]["seed"]``) of the headline computed from one seed's rows;
+    ``intervals`` the same tree with each number the seeds' :func:`~ahasd.sim.system.seeds.interval`
+    dict; ``n_seeds`` and ``seeds``; ``tvc_saturated`` summed over every run, ``errors`` and
+    ``offloaded_cells`` over every seed."""
+    by_seed: dict[Any, list] = {}
+    for r in rows:
+        by_seed.setdefault(r["cell"].get("seed"), []).append(r)
+    seeds = sorted(by_seed, key=lambda s: (s is None, s))
+    per_seed = [_one_seed(by_seed[s], pairs, policies, acceptance_pairs) for s in seeds]
+    h, ivs = combine(per_seed)
+    ivs = ivs or {}
+    ivs.pop("tvc_saturated", None)
+    h["tvc_saturated"] = sum(x["tvc_saturated"] for x in per_seed)
+    h.update(intervals=ivs, n_seeds=len(seeds), seeds=seeds)
+    return h
+
+
+def _one_seed(rows, pairs, policies, acceptance_pairs):
+    """The headlines of one seed's rows."""
     idx = _index(rows)
     acc0 = acceptance_pairs[0]
     cells = [(p, q) for p in pairs for q in policies]
@@ -104,6 +132,9 @@ def headlines(rows, *, pairs=PAPER_PAIRS, policies=GRID_POLICIES,
     for base in ("gpu", "phone-gpu", "specpim", "npu-lpddr5"):
         h[f"vs_{base}"] = {"throughput": over("ahasd-tvc", base, thr),
                            "energy_efficiency": over("ahasd-tvc", base, eff)}
+    h["energy_per_token_vs_npu-lpddr5"] = (
+        None if h["vs_npu-lpddr5"]["energy_efficiency"]["mean"] is None
+        else 1 / h["vs_npu-lpddr5"]["energy_efficiency"]["mean"])
     for base in ("gpu", "phone-gpu"):
         h[f"ablation_vs_{base}"] = {
             abl: {"throughput": over(f"ahasd-{abl}", base, thr)["mean"],
@@ -114,10 +145,11 @@ def headlines(rows, *, pairs=PAPER_PAIRS, policies=GRID_POLICIES,
               "energy_efficiency": _ratio(idx, acc0, "llama2", "adaedl", f"ahasd-{abl}", "gpu",
                                           eff)}
         for abl in ("async", "aau", "edc", "tvc")}
-    h["grid_vs_gpu"] = {p: {"throughput": [_ratio(idx, acc0, p, q, "ahasd-tvc", "gpu", thr)
-                                           for q in policies],
-                            "energy_efficiency": [_ratio(idx, acc0, p, q, "ahasd-tvc", "gpu", eff)
-                                                  for q in policies]} for p in pairs}
+    for base in ("gpu", "npu-lpddr5"):
+        h[f"grid_vs_{base}"] = {
+            p: {"throughput": [_ratio(idx, acc0, p, q, "ahasd-tvc", base, thr) for q in policies],
+                "energy_efficiency": [_ratio(idx, acc0, p, q, "ahasd-tvc", base, eff)
+                                      for q in policies]} for p in pairs}
     h["per_acceptance"] = {}
     for acc in acceptance_pairs:
         cs = [(p, "adaedl") for p in pairs]
@@ -140,14 +172,41 @@ def _f(x, nd=2):
     return "n/a" if x is None else f"{x:.{nd}f}"
 
 
-def _line(name, ours, paper):
+def _iv(h, *path):
+    """The interval dict of the headline at ``path`` (keys and list indices) of ``h``; a tree
+    without intervals gives the value alone."""
+    node: Any = h.get("intervals")
+    for k in path:
+        node = node[k] if isinstance(node, (dict, list)) and (
+            isinstance(node, list) or k in node) else None
+    if isinstance(node, dict) and "n_seeds" in node:
+        return node
+    value: Any = h
+    for k in path:
+        value = value[k]
+    return {"mean": value, "ci95_low": None, "ci95_high": None, "n_seeds": 1}
+
+
+def _ci(iv, nd=2, *, mark=False):
+    """``mean [low, high]`` (the mean alone without an interval); with ``mark``, `` *`` when the
+    interval excludes 1."""
+    if iv["mean"] is None or iv["ci95_low"] is None:
+        return _f(iv["mean"], nd)
+    star = " *" if mark and excludes_one(iv) else ""
+    return f"{iv['mean']:.{nd}f} [{iv['ci95_low']:.{nd}f}, {iv['ci95_high']:.{nd}f}]{star}"
+
+
+def _line(name, iv, paper):
+    ours = iv["mean"]
     ratio = "n/a" if ours is None or not paper else f"{ours / paper:.2f}"
-    return f"| {name} | {_f(ours)} | {paper:g} | {ratio} |"
+    sig = "n/a" if iv["ci95_low"] is None else ("yes" if excludes_one(iv) else "no")
+    return f"| {name} | {_ci(iv)} | {paper:g} | {ratio} | {sig} |"
 
 
-def summary_markdown(h):
-    """The headline table (ours, paper, ours/paper) plus the alternative-baseline figures."""
-    lines = _paper_lines(h) + _phone_gpu_lines(h) + _acceptance_lines(h)
+def summary_markdown(h, *, policies=GRID_POLICIES):
+    """The headline table (ours, paper, ours/paper, significant) plus the alternative-baseline
+    figures; ``policies``: the grid's, in the order :func:`headlines` was given them."""
+    lines = _paper_lines(h, policies) + _phone_gpu_lines(h, policies) + _acceptance_lines(h)
     lines += ["", "Cells run with the offload model (weights streamed over the host link): "
               + (", ".join(h["offloaded_cells"]) or "none") + ".",
               f"TVC saturated records and decisions over the grid: {h['tvc_saturated']}."]
@@ -156,60 +215,89 @@ def summary_markdown(h):
     return "\n".join(lines) + "\n"
 
 
-def _paper_lines(h):
+def _seeds_sentence(h):
+    n = h.get("n_seeds", 1)
+    if n < 2:
+        return "One decoding seed per cell: no intervals."
+    seeds = h.get("seeds", [])
+    return (f"Ours: the mean over {n} decoding seeds ({', '.join(map(str, seeds))}) of each "
+            f"seed's figure, with the seeds' 95 % t-interval in brackets (t quantile "
+            f"{_t(n):.3f}, {n - 1} degrees of freedom); a ratio is significant (\"yes\", or "
+            f"\"*\") only when its interval excludes 1.")
+
+
+def _t(n):
+    from ahasd.sim.system.seeds import t_quantile
+    return t_quantile(n - 1)
+
+
+def _paper_lines(h, policies):
     """The headline table: ours beside the paper's."""
     P = PAPER
-    g, s, n = h["vs_gpu"], h["vs_specpim"], h["vs_npu-lpddr5"]
     lines = ["# AHASD reproduction: headlines beside the paper's", "",
              f"Golden pair `{h['acceptance_pair']}`; every ratio is full AHASD (or the ablation "
              "step) over the baseline, from simulated runs. \"(offload)\": a cell of that row "
-             "streams weights over a host link (listed at the end).", "",
-             "| headline | ours | paper | ours/paper |", "|---|---|---|---|",
-             _line("throughput vs GPU-only (max)", g["throughput"]["max"],
+             "streams weights over a host link (listed at the end). " + _seeds_sentence(h), "",
+             "| headline | ours | paper | ours/paper | significant |", "|---|---|---|---|---|",
+             _line("throughput vs GPU-only (max)", _iv(h, "vs_gpu", "throughput", "max"),
                    P["throughput_vs_gpu_max"]),
-             _line("energy efficiency vs GPU-only (max)", g["energy_efficiency"]["max"],
-                   P["energy_vs_gpu_max"]),
-             _line("throughput vs SpecPIM (max)", s["throughput"]["max"],
+             _line("energy efficiency vs GPU-only (max)",
+                   _iv(h, "vs_gpu", "energy_efficiency", "max"), P["energy_vs_gpu_max"]),
+             _line("throughput vs SpecPIM (max)", _iv(h, "vs_specpim", "throughput", "max"),
                    P["throughput_vs_specpim_max"]),
-             _line("energy efficiency vs SpecPIM (mean)", s["energy_efficiency"]["mean"],
-                   P["energy_vs_specpim_mean"]),
-             _line("throughput vs NPU+LPDDR5 (mean)", n["throughput"]["mean"],
-                   P["throughput_vs_npu_lpddr5"]),
+             _line("energy efficiency vs SpecPIM (mean)",
+                   _iv(h, "vs_specpim", "energy_efficiency", "mean"), P["energy_vs_specpim_mean"]),
+             _line("throughput vs NPU+LPDDR5 (mean)",
+                   _iv(h, "vs_npu-lpddr5", "throughput", "mean"), P["throughput_vs_npu_lpddr5"]),
              _line("energy per token vs NPU+LPDDR5 (mean)",
-                   None if n["energy_efficiency"]["mean"] is None
-                   else 1 / n["energy_efficiency"]["mean"], P["energy_per_token_vs_npu_lpddr5"])]
+                   _iv(h, "energy_per_token_vs_npu-lpddr5"),
+                   P["energy_per_token_vs_npu_lpddr5"])]
     for abl in ("async", "aau", "edc", "tvc"):
-        a = h["ablation_vs_gpu"][abl]
-        lines.append(_line(f"ablation {abl}: throughput vs GPU-only (mean)", a["throughput"],
+        lines.append(_line(f"ablation {abl}: throughput vs GPU-only (mean)",
+                           _iv(h, "ablation_vs_gpu", abl, "throughput"),
                            P["ablation_throughput"][abl]))
         lines.append(_line(f"ablation {abl}: energy efficiency vs GPU-only (mean)",
-                           a["energy_efficiency"], P["ablation_energy"][abl]))
+                           _iv(h, "ablation_vs_gpu", abl, "energy_efficiency"),
+                           P["ablation_energy"][abl]))
     lines.append(_line("ablation tvc (LLaMA2, AdaEDL): energy vs GPU-only (authors' docs)",
-                       h["ablation_llama2_adaedl_vs_gpu"]["tvc"]["energy_efficiency"],
+                       _iv(h, "ablation_llama2_adaedl_vs_gpu", "tvc", "energy_efficiency"),
                        P["ablation_energy_docs_tvc"]))
     off = set(h["offloaded_cells"])
     for pair, d in h["grid_vs_gpu"].items():
         mark = " (offload)" if {f"{pair}/gpu", f"{pair}/ahasd-tvc"} & off else ""
-        for i, pol in enumerate(GRID_POLICIES[:len(d["throughput"])]):
-            lines.append(_line(f"{pair} {pol}: throughput vs GPU-only{mark}", d["throughput"][i],
-                               P["grid_throughput"][pair][i]))
+        for i, pol in enumerate(policies[:len(d["throughput"])]):
+            j = GRID_POLICIES.index(pol)
+            lines.append(_line(f"{pair} {pol}: throughput vs GPU-only{mark}",
+                               _iv(h, "grid_vs_gpu", pair, "throughput", i),
+                               P["grid_throughput"][pair][j]))
             lines.append(_line(f"{pair} {pol}: energy efficiency vs GPU-only{mark}",
-                               d["energy_efficiency"][i], P["grid_energy"][pair][i]))
+                               _iv(h, "grid_vs_gpu", pair, "energy_efficiency", i),
+                               P["grid_energy"][pair][j]))
     return lines
 
 
-def _phone_gpu_lines(h):
-    """The same ratios against a GPU on the phone's LPDDR5."""
+def _phone_gpu_lines(h, policies):
+    """The same ratios against a GPU on the phone's LPDDR5, and full AHASD over NPU + LPDDR5 per
+    pair and policy."""
     lines = ["", "## The phone-GPU baseline (the same ratios against a GPU on the phone's LPDDR5)",
              "", "| ratio | mean | max |", "|---|---|---|"]
-    ph = h["vs_phone-gpu"]
-    lines.append(f"| throughput vs phone GPU | {_f(ph['throughput']['mean'])} | "
-                 f"{_f(ph['throughput']['max'])} |")
-    lines.append(f"| energy efficiency vs phone GPU | {_f(ph['energy_efficiency']['mean'])} | "
-                 f"{_f(ph['energy_efficiency']['max'])} |")
-    for abl, a in h["ablation_vs_phone-gpu"].items():
+    for metric, name in (("throughput", "throughput"), ("energy_efficiency", "energy efficiency")):
+        lines.append(f"| {name} vs phone GPU | "
+                     f"{_ci(_iv(h, 'vs_phone-gpu', metric, 'mean'), mark=True)} | "
+                     f"{_ci(_iv(h, 'vs_phone-gpu', metric, 'max'), mark=True)} |")
+    for abl in h["ablation_vs_phone-gpu"]:
+        thr = _ci(_iv(h, "ablation_vs_phone-gpu", abl, "throughput"), mark=True)
+        eff = _ci(_iv(h, "ablation_vs_phone-gpu", abl, "energy_efficiency"), mark=True)
         lines.append(f"| ablation {abl} vs phone GPU (throughput / energy, mean) | "
-                     f"{_f(a['throughput'])} / {_f(a['energy_efficiency'])} | |")
+                     f"{thr} / {eff} | |")
+    lines += ["", "## Full AHASD over NPU + LPDDR5, per pair and policy (throughput / energy "
+              "efficiency)", "", "| pair | " + " | ".join(policies) + " |",
+              "|---|" + "---|" * len(policies)]
+    for pair, d in h.get("grid_vs_npu-lpddr5", {}).items():
+        cols = [f"{_ci(_iv(h, 'grid_vs_npu-lpddr5', pair, 'throughput', i), mark=True)} / "
+                f"{_ci(_iv(h, 'grid_vs_npu-lpddr5', pair, 'energy_efficiency', i), mark=True)}"
+                for i in range(len(d["throughput"]))]
+        lines.append(f"| {pair} | " + " | ".join(cols) + " |")
     return lines
 
 
@@ -219,8 +307,10 @@ def _acceptance_lines(h):
              "baseline)",
              "", "| golden pair | acceptance | vs GPU thr/energy | vs phone GPU | vs SpecPIM | "
              "vs NPU+LPDDR5 |", "|---|---|---|---|---|---|"]
-    for acc, d in h["per_acceptance"].items():
-        cols = [f"{_f(d[f'vs_{b}']['throughput'])} / {_f(d[f'vs_{b}']['energy_efficiency'])}"
+    for acc in h["per_acceptance"]:
+        cols = [f"{_ci(_iv(h, 'per_acceptance', acc, f'vs_{b}', 'throughput'), mark=True)} / "
+                f"{_ci(_iv(h, 'per_acceptance', acc, f'vs_{b}', 'energy_efficiency'), mark=True)}"
                 for b in ("gpu", "phone-gpu", "specpim", "npu-lpddr5")]
-        lines.append(f"| {acc} | {_f(d['acceptance_rate'], 3)} | " + " | ".join(cols) + " |")
+        lines.append(f"| {acc} | {_ci(_iv(h, 'per_acceptance', acc, 'acceptance_rate'), 3)} | "
+                     + " | ".join(cols) + " |")
     return lines
