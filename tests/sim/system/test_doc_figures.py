@@ -103,10 +103,14 @@ def test_headlines_quoted_are_the_reference_grids():
     from importlib import resources
     h = json.loads(resources.files("ahasd.sim.system").joinpath(
         "reference", "summary.json").read_text())["headlines"]
-    thr, energy = quoted(r"vs NPU \+ LPDDR5 \(ours ([\d.]+)x throughput, ([\d.]+)x energy per")
-    n = h["vs_npu-lpddr5"]
-    assert thr == round(n["throughput"]["mean"], 2)
-    assert energy == round(1 / n["energy_efficiency"]["mean"], 2)
+    thr, lo, hi, energy, elo, ehi = quoted(
+        r"vs NPU \+ LPDDR5 \(ours ([\d.]+)x throughput \[([\d.]+), ([\d.]+)\], ([\d.]+)x energy "
+        r"per token \[([\d.]+), ([\d.]+)\]")
+    n, iv = h["vs_npu-lpddr5"], h["intervals"]["vs_npu-lpddr5"]["throughput"]["mean"]
+    assert [thr, lo, hi] == [round(n["throughput"]["mean"], 2), round(iv["ci95_low"], 2),
+                             round(iv["ci95_high"], 2)]
+    ept = h["intervals"]["energy_per_token_vs_npu-lpddr5"]
+    assert [energy, elo, ehi] == [round(ept[k], 2) for k in ("mean", "ci95_low", "ci95_high")]
     mean, top = quoted(r"AHASD is ([\d.]+)x faster on average \(up to ([\d.]+)x\)")
     p = h["vs_phone-gpu"]["throughput"]
     assert (mean, top) == (round(p["mean"], 2), round(p["max"], 2))
@@ -121,6 +125,8 @@ def test_headlines_quoted_are_the_reference_grids():
                  r"and ([\d.]+) \(`high`\)")
     assert acc == [round(h["per_acceptance"][p]["acceptance_rate"], 2)
                    for p in ("ngram5-5b", "ngram3-5", "ngram5-5x")]
-    ratios = quoted(r"is\s+1\.\d+x at 0.40, ([\d.]+)x at 0.75 and ([\d.]+)x at 0.78")
-    assert ratios == [round(h["per_acceptance"][p]["vs_npu-lpddr5"]["throughput"], 2)
-                      for p in ("ngram5-5b", "ngram5-5x")]
+    ratios = quoted(r"is ([\d.]+)x \[[\d., ]+\] at ([\d.]+), ([\d.]+)x \[[\d., ]+\] at ([\d.]+) "
+                    r"and ([\d.]+)x \[[\d., ]+\] at ([\d.]+):")
+    pa = h["per_acceptance"]
+    assert ratios == [round(x, 2) for p in ("ngram3-5", "ngram5-5b", "ngram5-5x")
+                      for x in (pa[p]["vs_npu-lpddr5"]["throughput"], pa[p]["acceptance_rate"])]

@@ -1,5 +1,8 @@
 """Drift: the headlines must stay within 1 % of the committed reference summaries.
 
+The headlines are means over the decoding seeds (5 for the full grid, 3 for the quick one) with
+their intervals (``headlines.intervals``), every number of which is checked the same way.
+
 A change that moves a headline on purpose regenerates the reference it moved:
 
 * quick grid (this test, ``make test``)::
