@@ -25,7 +25,7 @@ from typing import Any
 from ahasd.spec.params import check_positive
 
 __all__ = ["t_quantile", "interval", "combine", "aggregate_runs", "seed_list",
-           "excludes_one", "paired_ratio"]
+           "excludes_one", "paired_ratio", "row_ratio"]
 
 
 def _two_sided(t, df):
@@ -177,3 +177,15 @@ def paired_ratio(a_runs, b_runs, metric):
     for a, b in zip(a_runs, b_runs, strict=True):
         vals.append(None if "error" in a or "error" in b else a[metric] / b[metric])
     return interval(vals)
+
+
+def row_ratio(a_row, b_row, metric):
+    """:func:`paired_ratio` of two grid rows of ``ahasd reproduce`` (one cell each, the mean over
+    seeds, with ``per_seed`` values: :func:`ahasd.sim.system.reproduce.reproduce`); a row with an
+    error gives the empty interval."""
+    if "error" in a_row or "error" in b_row:
+        return interval([])
+    if a_row["seeds"] != b_row["seeds"]:
+        raise ValueError(f"rows of different seeds: {a_row['seeds']} and {b_row['seeds']}")
+    return paired_ratio([{metric: x} for x in a_row["per_seed"][metric]],
+                        [{metric: x} for x in b_row["per_seed"][metric]], metric)

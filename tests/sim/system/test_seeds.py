@@ -88,6 +88,12 @@ def test_aggregate_and_paired_ratio():
     assert r["mean"] == 2.5
     assert S.paired_ratio([{"x": 2.0}, {"error": "e"}], [{"x": 1.0}, {"x": 2.0}], "x")[
         "n_seeds"] == 1
+    a = {"seeds": [0, 1], "per_seed": {"x": [2.0, 6.0]}}
+    b = {"seeds": [0, 1], "per_seed": {"x": [1.0, 2.0]}}
+    assert S.row_ratio(a, b, "x") == r
+    assert S.row_ratio({"error": "e"}, b, "x")["n_seeds"] == 0
+    with pytest.raises(ValueError, match="different seeds"):
+        S.row_ratio(a, {**b, "seeds": [0, 2]}, "x")
     assert S.seed_list(3, 2) == [3, 4]
     with pytest.raises(ValueError, match="seeds must be a positive integer, not 0"):
         S.seed_list(0, 0)
