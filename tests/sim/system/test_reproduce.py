@@ -17,7 +17,8 @@ def test_reproduce_quick(tmp_path):
     assert h["errors"] == []
     # every cell over the quick grid's 3 seeds: one CSV line per run, one JSON row per cell
     assert h["n_seeds"] == 3 and h["seeds"] == [0, 1, 2]
-    runs = list(csv.DictReader((tmp_path / "grid.csv").open()))
+    with (tmp_path / "grid.csv").open() as f:
+        runs = list(csv.DictReader(f))
     rows = json.loads((tmp_path / "grid.json").read_text())["rows"]
     assert len(runs) == 3 * len(rows) and {r["seed"] for r in runs} == {"0", "1", "2"}
     row = rows[0]
