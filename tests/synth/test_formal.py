@@ -51,7 +51,11 @@ def test_bad_requests():
         harness("divider", ["quotient_round", "quotient_check"])
     with pytest.raises(ValueError, match=r"queue properties of different queues"):
         harness("queues", ["preverify_fifo", "draft_squash"])
-    with pytest.raises(SystemExit, match="the block must be gts, csr, divider, queues, tvc or "
-                                         "all, not 'uart'"):
-        formal.main(["uart"])
+    with pytest.raises(SystemExit, match="the block must be gts, csr, divider, queues, tvc, "
+                                         "async_fifo, uart or all, not 'nope'"):
+        formal.main(["nope"])
+    with pytest.raises(ValueError, match=r"uart properties of different cuts"):
+        harness("uart", ["rx_stop_bit", "tx_frame"])
+    with pytest.raises(ValueError, match=r"async_fifo properties of different clockings"):
+        harness("async_fifo", ["fifo_contract", "fifo_contract_2clk"])
     assert issubclass(FormalError, RuntimeError)
