@@ -50,25 +50,37 @@ Blocks and properties:
   of accepted squashes when it reaches the head, and discarded otherwise: the squash removes
   exactly the entries pushed before the producer saw it, atomically); ``draft_epoch_lag``: the
   ``w_squash`` pulses trail the accepted squashes by 0 or 1.
-  *The clock crossing is argued, not proved* (single-clock here): the two domains only meet in
-  ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop ``FFSynchronizer`` stages,
-  one bit changing per increment, so a sampled pointer is an old or the new value, never a
-  mix; the full/empty flags are computed against a late pointer, so they are only ever
-  pessimistic) and, for the epoch, the same pattern (a Gray-coded register through an
-  ``FFSynchronizer`` each way, one increment per round trip, see ``draft_epoch_lag``). With
-  one clock the synchronisers are plain delays, so the proofs cover every ordering of pushes,
-  pops and squashes with those delays; a slower or faster other side only adds or removes
-  cycles of delay, which the FIFO logic tolerates by the argument above.
+  These are the one-clock proofs (the synchronisers plain delays) with the real descriptor
+  layouts; the crossing itself, with the two domains clocked independently, is the block
+  ``async_fifo`` (:mod:`ahasd.synth.formal_async`). What neither models is metastability: a
+  synchroniser flop takes its input's value at the edge. That part stays argued: the two
+  domains only meet in ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop
+  ``FFSynchronizer`` stages, one bit changing per increment, so a late sample is an old or the
+  new value, never a mix) and, for the epoch, a Gray-coded register through an
+  ``FFSynchronizer`` each way, one increment per round trip.
 * **TVC** (:mod:`ahasd.hw.tvc`, :data:`TVC_PARAMS`): ``decide_latency`` (a result exactly
   :data:`~ahasd.hw.tvc.DECISION_LATENCY` cycles after each accepted decide, none without,
-  whatever records and presets do; k-induction), ``records_applied`` (a model of the tables:
-  a preset fills its table, every accepted record with a non-zero length and a valid table
-  pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a preset in its cycle
-  after it; whenever TVC is not busy its averages equal the model's: no accepted record lost,
-  duplicated, reordered or wrongly computed, a preset in between winning).
+  whatever records and presets do; k-induction), ``backpressure`` (a record or decide offered
+  while ``ready`` is low is taken within the record latency of the block's docstring,
+  ``min(cb + 10, rb) + 2`` cycles: backpressure delays a request, it never refuses one; with
+  ``records_applied`` and ``decide_latency``, nothing offered is lost), ``records_applied`` (a
+  model of the tables: a preset fills its table, every accepted record with a non-zero length
+  and a valid table pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a
+  preset in its cycle after it; whenever TVC is not busy its averages equal the model's: no
+  accepted record lost, duplicated, reordered or wrongly computed, a preset in between
+  winning).
+* **Async FIFO** (:mod:`ahasd.synth.formal_async`): the feedback and draft queues with their
+  two clock domains kept apart (clock enables, and free clocks with ``multiclock on``): the
+  crossing itself, proved.
+* **UART bridge** (:mod:`ahasd.synth.formal_uart`): receiver, transmitter and the bus side
+  against an AXI4-Lite slave that takes AW and W in any order.
 
-``python -m ahasd.synth.formal [gts|csr|divider|queues|tvc|all]`` prints a table of the
-results.
+Blocks in modules of their own call :func:`register`. A run that exceeds its timeout is
+ended with every process sby started (:func:`kill_tree`).
+
+``python -m ahasd.synth.formal [BLOCK|all] [--readme FILE]`` prints a table of the results
+(and, with ``--readme``, rewrites the generated section ``formal`` of FILE); it exits non-zero
+when a property does not hold or a broken copy is not caught.
 """
 
 import dataclasses

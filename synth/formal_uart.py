@@ -56,15 +56,15 @@ PROPERTIES = [
     _P("uart", "tx_frame", "bmc", 48,
        "a started byte is one 8N1 frame on tx, busy exactly for it, tx high otherwise",
        mutant_depth=48),
-    _P("uart", "axi_master_rules", "bmc", 24,
+    _P("uart", "axi_master_rules", "bmc", 16,
        "AW, W, AR valid held until accepted, payloads stable meanwhile (slave: AW, W any order)",
-       mutant_depth=24),
-    _P("uart", "one_request_per_command", "bmc", 24,
+       mutant_depth=16),
+    _P("uart", "one_request_per_command", "bmc", 16,
        "one AW and one W per write command, one AR per read, with the command's address and "
-       "data, none without", mutant_depth=24),
-    _P("uart", "reply_per_response", "bmc", 24,
+       "data, none without", mutant_depth=16),
+    _P("uart", "reply_per_response", "bmc", 16,
        "one reply byte per B (bresp), five per R (rresp, data MSB first), 0xEE per bad "
-       "command, none without", mutant_depth=24),
+       "command, none without", mutant_depth=16),
 ]
 
 #: Property -> (method of the bridge, line as written, line in the broken copy).
@@ -104,12 +104,11 @@ def source_mutant(base, origin, method, old, new):
     return type(f"{base.__name__}Mutant", (base,), {method: namespace[method]})
 
 
-def _bridge_class(cut_rx, cut_tx):
-    """The bridge with its receiver's and transmitter's byte streams observable (``obs_*``)
-    and, where cut, replaced by free inputs (``cut_*``, driven by the wrapper)."""
-    from ahasd.hw.uart_axil import UARTAXILiteBridge
-
-    class Bridge(UARTAXILiteBridge):
+def _bridge_class(cut_rx, cut_tx, base):
+    """``base`` (the bridge or its broken copy) with its receiver's and transmitter's byte
+    streams observable (``obs_*``) and, where cut, replaced by free inputs (``cut_*``, driven
+    by the wrapper)."""
+    class Bridge(base):
         def __init__(self, **params):
             super().__init__(**params)
             self.obs_byte, self.obs_got = Signal(8, name="obs_byte"), Signal(name="obs_got")
@@ -135,7 +134,7 @@ def _bridge_class(cut_rx, cut_tx):
                          self.obs_tx_data.eq(self.cut_data), self.obs_tx_start.eq(self.cut_start),
                          self.obs_tx_busy.eq(busy)]
             return Signal(8, name="unused_data"), Signal(name="unused_start"), busy
-    return Bridge, UARTAXILiteBridge
+    return Bridge
 
 
 #: Property -> (received bytes cut, transmitter cut).
@@ -146,11 +145,12 @@ def _dut(selected, mutant):
     cuts = {_CUTS.get(name, (True, True)) for name in selected}
     if len(cuts) != 1:
         raise ValueError(f"uart properties of different cuts: {sorted(selected)}")
-    cls, origin = _bridge_class(*cuts.pop())
+    from ahasd.hw.uart_axil import UARTAXILiteBridge
+    base = UARTAXILiteBridge
     if mutant is not None:
         method, old, new = _EDITS[mutant]
-        cls = source_mutant(cls, origin, method, old, new)
-    return cls(divisor=DIVISOR, addr_width=ADDR_WIDTH)
+        base = source_mutant(base, base, method, old, new)
+    return _bridge_class(*cuts.pop(), base)(divisor=DIVISOR, addr_width=ADDR_WIDTH)
 
 
 def _receiver(m, dut, free):
@@ -281,6 +281,7 @@ def _build(selected, mutant):
     dut = _dut(selected, mutant)
 
     def build(m, dut, free, selected):
+        formal._Ports(m, dut, free)                   # the bridge's inputs: free
         for name in ("cut_byte", "cut_got", "cut_busy", "cut_data", "cut_start"):
             m.d.comb += getattr(dut, name).eq(free[name])
         names = set(selected)
