@@ -127,8 +127,9 @@ class Property:
     memory_map: bool = False
 
 
-#: The blocks, in the order of the table.
-BLOCKS = ("gts", "csr", "divider", "queues", "tvc")
+#: The blocks, in the order of the table (``uart`` and ``async_fifo`` are registered by their
+#: own modules, :func:`register`).
+BLOCKS = ("gts", "csr", "divider", "queues", "tvc", "uart", "async_fifo")
 
 PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in [
     Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
@@ -776,6 +777,9 @@ def readme_table(rows, seconds):
                       proof, MUTANTS[key], f"BMC {broken.depth}", fails))
     table = markdown_table(("block", "property", "what holds", "method, depth", "proof (s)",
                             "broken copy", "its check", "fails in (s)"), lines)
+    # Text columns left-aligned, the times right-aligned.
+    head, _, rest = table.split("\n", 2)
+    table = "\n".join([head, "|:---|:---|:---|:---|---:|:---|:---|---:|", rest])
     return (f"{len(rows)} properties, each proved and shown to fail on its broken copy; "
             f"the whole run took {seconds:.0f} s (one sby job at a time, on the machine that "
             f"ran `make formal`).\n\n{table}")
@@ -802,7 +806,8 @@ def main(argv=None):
             check_readme(args.readme, [README_SECTION])
         except CliError as error:
             raise SystemExit(f"formal: {error}") from None
-    keys = [k for k, p in PROPERTIES.items() if which in ("all", p.block)]
+    keys = sorted((k for k, p in PROPERTIES.items() if which in ("all", p.block)),
+                  key=lambda k: BLOCKS.index(PROPERTIES[k].block))     # stable within a block
     print("| block | property | method | depth | result | s | mutant | mutant result | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows, start = [], time.monotonic()
@@ -1209,9 +1214,8 @@ _MORE["tvc"] = _tvc_harness
 def register(block, properties, mutants, build):
     """Add ``block`` (a module of its own, e.g. :mod:`ahasd.synth.formal_uart`): its
     :class:`Property` list, ``{key: broken copy}`` and ``build(selected, mutant)`` -> harness."""
-    global BLOCKS
     if block not in BLOCKS:
-        BLOCKS = (*BLOCKS, block)
+        raise ValueError(f"register: {block!r} is not one of BLOCKS {BLOCKS}")
     for p in properties:
         PROPERTIES[f"{block}.{p.name}"] = p
     MUTANTS.update({f"{block}.{name}": text for name, text in mutants.items()})

@@ -68,9 +68,9 @@ PROPERTIES = [
     _P("async_fifo", "fifo_contract_2clk", "bmc", 16,
        "feedback queue, free clocks (multiclock on): the fifo_contract check", mutant_depth=16,
        multiclock=True, memory_map=True),
-    _P("async_fifo", "draft_squash", "bmc", 16,
+    _P("async_fifo", "draft_squash", "bmc", 14,
        "draft queue, clock enables: the k-th removal is the k-th push, delivered iff its epoch "
-       "tag is current at the head, else discarded", mutant_depth=16, memory_map=True),
+       "tag is current at the head, else discarded", mutant_depth=14, memory_map=True),
     _P("async_fifo", "draft_epoch_lag", "bmc", 20,
        "draft queue, clock enables: the w_squash pulses trail the accepted squashes by 0 or 1",
        mutant_depth=20, memory_map=True),
@@ -140,8 +140,7 @@ class _Harness(wiring.Component):
         core = self._core()
         w, r = self.w, self.r
         if self.clocking == "multiclock":
-            m.domains[w] = ClockDomain(w)
-            m.domains[r] = ClockDomain(r)
+            m.domains += [ClockDomain(w), ClockDomain(r)]
             m.submodules.core = core
             m.d.comb += [ClockSignal(w).eq(getattr(self, f"{w}_clk")),
                          ClockSignal(r).eq(getattr(self, f"{r}_clk")),

@@ -56,7 +56,7 @@ PROPERTIES = [
     _P("uart", "tx_frame", "bmc", 48,
        "a started byte is one 8N1 frame on tx, busy exactly for it, tx high otherwise",
        mutant_depth=48),
-    _P("uart", "axi_master_rules", "bmc", 16,
+    _P("uart", "axi_master_rules", "prove", 10,
        "AW, W, AR valid held until accepted, payloads stable meanwhile (slave: AW, W any order)",
        mutant_depth=16),
     _P("uart", "one_request_per_command", "bmc", 16,
