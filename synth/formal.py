@@ -78,9 +78,10 @@ Blocks and properties:
 Blocks in modules of their own call :func:`register`. A run that exceeds its timeout is
 ended with every process sby started (:func:`kill_tree`).
 
-``python -m ahasd.synth.formal [BLOCK|all] [--readme FILE]`` prints a table of the results
-(and, with ``--readme``, rewrites the generated section ``formal`` of FILE); it exits non-zero
-when a property does not hold or a broken copy is not caught.
+``python -m ahasd.synth.formal [BLOCK|all]`` prints a table of the results and exits non-zero
+when a property does not hold or a broken copy is not caught; ``python -m ahasd.formal`` (the
+application side, which may write files of the repository) does the same and, with
+``--readme FILE``, rewrites the generated section ``formal`` of FILE (:func:`readme_table`).
 """
 
 import dataclasses
@@ -99,7 +100,8 @@ from amaranth.hdl import Assert, Assume, DomainRenamer
 
 __all__ = ["Property", "FormalResult", "FormalError", "BLOCKS", "PROPERTIES", "MUTANTS",
            "MUTANT_DEPTH", "DIVIDER_CONFIGS", "QUEUE_DEPTH", "TVC_PARAMS", "harness", "run_sby",
-           "prove", "check", "tools", "register", "kill_tree", "readme_table", "README_SECTION", "main"]
+           "prove", "check", "tools", "register", "kill_tree", "readme_table", "README_SECTION", "run_table",
+           "fail_unless_all_hold", "main"]
 
 #: BMC depth at which every mutant must show a counterexample.
 MUTANT_DEPTH = 8
@@ -785,33 +787,17 @@ def readme_table(rows, seconds):
             f"ran `make formal`).\n\n{table}")
 
 
-def main(argv=None):
-    """``python -m ahasd.synth.formal [BLOCK|all] [--readme FILE]``: prove, print the table,
-    fail (exit status 1) when a property does not hold or a broken copy is not caught."""
-    import argparse
-    parser = argparse.ArgumentParser(prog="python -m ahasd.synth.formal",
-                                     description="Formal proofs of the RTL blocks (sby).")
-    parser.add_argument("block", nargs="?", default="all")
-    parser.add_argument("--readme", type=Path, default=None, metavar="FILE",
-                        help=f"also rewrite the generated section '{README_SECTION}' of FILE")
-    parser.add_argument("--build-dir", type=Path, default=Path("build/formal"), metavar="DIR")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    which = args.block
+def run_table(which="all", build_dir="build/formal"):
+    """Prove every property of block ``which`` (or ``all``) and show each fails on its broken
+    copy, printing a table row by row; return ``(rows, seconds)`` (rows as :func:`check`)."""
     if which != "all" and which not in BLOCKS:
         raise SystemExit(f"formal: the block must be {', '.join(BLOCKS)} or all, not {which!r}")
-    if args.readme is not None:
-        from ahasd.errors import CliError
-        from ahasd.readme import check_readme
-        try:
-            check_readme(args.readme, [README_SECTION])
-        except CliError as error:
-            raise SystemExit(f"formal: {error}") from None
     keys = sorted((k for k, p in PROPERTIES.items() if which in ("all", p.block)),
                   key=lambda k: BLOCKS.index(PROPERTIES[k].block))     # stable within a block
     print("| block | property | method | depth | result | s | mutant | mutant result | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows, start = [], time.monotonic()
-    for key, real, broken in check(keys, build_dir=args.build_dir):
+    for key, real, broken in check(keys, build_dir=build_dir):
         p = PROPERTIES[key]
         method = "k-induction" if real.mode == "prove" else "BMC"
         print(f"| {p.block} | {p.name} | {method} | {real.depth} | {real.status} | "
@@ -820,13 +806,30 @@ def main(argv=None):
         rows.append((key, real, broken))
     seconds = time.monotonic() - start
     print(f"formal: {len(rows)} properties in {seconds:.0f} s")
-    if args.readme is not None:
-        from ahasd.readme import update_section
-        update_section(args.readme, README_SECTION, readme_table(rows, seconds))
+    return rows, seconds
+
+
+def fail_unless_all_hold(rows):
+    """Exit (status 1, one line) if a property of ``rows`` did not hold or its broken copy was
+    not caught."""
     bad = [key for key, real, broken in rows if real.status != "pass" or broken.status != "fail"]
     if bad:
         raise SystemExit(f"formal: {len(bad)} of {len(rows)} properties did not hold or did not "
                          f"fail on their broken copy: {', '.join(bad)}")
+
+
+def main(argv=None):
+    """``python -m ahasd.synth.formal [BLOCK|all]``: prove, print the table, fail (exit status
+    1) when a property does not hold or a broken copy is not caught. (``python -m ahasd.formal``
+    is the same with ``--readme FILE``.)"""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m ahasd.synth.formal",
+                                     description="Formal proofs of the RTL blocks (sby).")
+    parser.add_argument("block", nargs="?", default="all")
+    parser.add_argument("--build-dir", type=Path, default=Path("build/formal"), metavar="DIR")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    rows, _ = run_table(args.block, args.build_dir)
+    fail_unless_all_hold(rows)
 
 
 # -- the divider, the queues, TVC -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ahasd import formal as formal_app
 from ahasd.synth import formal, formal_uart
 from ahasd.synth.formal import FormalError, FormalResult, harness, kill_tree, run_sby
 
@@ -87,7 +88,7 @@ def test_readme_section_is_the_table_of_the_run(tmp_path, monkeypatch):
     rows = [("legal_state", _result("pass", "prove"), _result("fail")),
             ("uart.rx_stop_bit", _result("pass", seconds=12.25), _result("fail", seconds=3.5))]
     monkeypatch.setattr(formal, "check", lambda keys, build_dir: iter(rows))
-    formal.main(["all", "--readme", str(readme)])
+    formal_app.main(["all", "--readme", str(readme)])
     text = readme.read_text()
     assert text.startswith("intro\n<!-- formal: begin (generated) -->\n")
     assert text.endswith("<!-- formal: end -->\ntail\n")
@@ -106,9 +107,9 @@ def test_readme_is_checked_before_any_proof(tmp_path, monkeypatch):
     bad.write_text("no markers here\n")
     with pytest.raises(SystemExit, match=r"formal: --readme: .*nomarkers.txt needs exactly one "
                                          r"'<!-- formal: begin"):
-        formal.main(["gts", "--readme", str(bad)])
+        formal_app.main(["gts", "--readme", str(bad)])
     with pytest.raises(SystemExit, match=r"formal: --readme: cannot read"):
-        formal.main(["gts", "--readme", str(tmp_path / "missing.txt")])
+        formal_app.main(["gts", "--readme", str(tmp_path / "missing.txt")])
 
 
 @pytest.mark.parametrize("real, broken", [("unknown", "fail"), ("pass", "pass")])
@@ -120,5 +121,5 @@ def test_a_property_that_does_not_hold_fails_the_run(tmp_path, monkeypatch, real
     monkeypatch.setattr(formal, "check", lambda keys, build_dir: iter(rows))
     with pytest.raises(SystemExit, match=r"formal: 1 of 2 properties did not hold or did not "
                                          r"fail on their broken copy: csr.w1c"):
-        formal.main(["all", "--readme", str(readme)])
+        formal_app.main(["all", "--readme", str(readme)])
     assert ("UNKNOWN" if real == "unknown" else "PASS (not caught)") in readme.read_text()
