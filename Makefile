@@ -37,8 +37,10 @@ cocotb: venv
 
 # Formal proofs (yowasp-sby, smtbmc yices): GTS, the CSR block, the divider, the queues and TVC,
 # each property also on its broken copy.
+# Formal proofs (yowasp-sby, smtbmc yices): GTS, CSR, divider, queues, TVC, the UART bridge and
+# the queues across their clock crossing, each property also on its broken copy; README table.
 formal: venv
-	PATH=$(BIN):$$PATH $(BIN)/python -m ahasd.synth.formal all
+	PATH=$(BIN):$$PATH nice $(BIN)/python -m ahasd.formal all --readme README.md
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
