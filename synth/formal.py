@@ -92,6 +92,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,60 +134,19 @@ class Property:
 #: own modules, :func:`register`).
 BLOCKS = ("gts", "csr", "divider", "queues", "tvc", "uart", "async_fifo")
 
-PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in [
-    Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
-    Property("gts", "one_cycle_switch", "prove", 2, "a switch cycle is never followed by one"),
-    Property("gts", "switch_on_mode_change", "bmc", 24,
-             "a switch cycle follows exactly an accepted task of another kind than the mode"),
-    Property("gts", "no_accept_while_switching", "prove", 2, "i_task.ready is low in a switch"),
-    Property("gts", "rank_enables", "prove", 2, "rank_en is 0 in IDLE, else the mode's mask"),
-    Property("gts", "task_pulse", "prove", 2, "o_task is a one-cycle pulse of the accepted task"),
-    Property("gts", "reset_values", "prove", 2, "state, masks, outputs and counters at reset"),
-    Property("csr", "b_per_write", "prove", 3, "one B per AW and W, none without"),
-    Property("csr", "r_per_read", "prove", 3, "one R per AR, none without"),
-    Property("csr", "stable_while_waiting", "prove", 3,
-             "B and R keep valid and payload until taken"),
-    Property("csr", "reset_values", "prove", 2,
-             "ready/valid outputs and every config/intr field at reset"),
-    Property("csr", "reads_reset_until_written", "bmc", 12,
-             "a read before any write returns the reset values; SLVERR and 0 off the map"),
-    Property("csr", "w1c", "bmc", 16, "intr fields: set by hardware, write 1 clears, set wins"),
-    Property("csr", "read_only", "prove", 8,
-             "const fields read their value, status fields the hardware's, whatever is written"),
-    Property("divider", "quotient_round", "prove", 8,
-             "round_half_up: min((a + b/2) // b, 2**q - 1), all ones for b = 0"),
-    Property("divider", "quotient_check", "prove", 8,
-             "check_cycle: min(a // b, 2**q - 1), the high part wider than the comparator"),
-    Property("divider", "quotient_steps", "prove", 8,
-             "variable_steps: min(a // b, 2**s - 1) for s = 1..q"),
-    Property("divider", "cycles", "prove", 8,
-             "busy from the cycle after start; result exactly q cycles after start"),
-    Property("divider", "cycles_check", "prove", 8,
-             "check_cycle: result 1 cycle after start if it saturates, else 1 + q"),
-    Property("divider", "cycles_steps", "prove", 8, "variable_steps: result s cycles after start"),
-    Property("divider", "abort", "prove", 2, "an abort while busy: idle next cycle, no result"),
-    Property("divider", "quotient_held", "bmc", 16,
-             "quotient holds the last result from the cycle after it until the next start"),
-    Property("queues", "preverify_fifo", "bmc", 12,
-             "the pre-verify queue: nothing lost, duplicated, reordered or corrupted"),
-    Property("queues", "feedback_fifo", "bmc", 14,
-             "the feedback queue (AsyncFIFO, one clock): the same FIFO contract"),
-    Property("queues", "draft_squash", "bmc", 16,
-             "the draft queue: an entry is delivered, in order, iff its tag is the current "
-             "epoch when it reaches the head, else discarded"),
-    Property("queues", "draft_epoch_lag", "bmc", 24,
-             "the w_squash pulses trail the accepted squashes by 0 or 1"),
-    Property("tvc", "decide_latency", "prove", 4,
-             "a result exactly 3 cycles after each accepted decide, none without, whatever "
-             "the records and presets do"),
-    Property("tvc", "backpressure", "bmc", 24,
-             "a record or decide held while ready is low is accepted within the record "
-             "latency (min(cb + 10, rb) + 2 cycles): backpressure delays, never refuses",
-             mutant_depth=16),
-    Property("tvc", "records_applied", "bmc", 16,
-             "every accepted record is applied to its table, in order (a table model), "
-             "a preset in between or in its cycle winning"),
-]}
+#: Where the properties of this module's blocks are written (``synth/formal_properties.toml``).
+PROPERTIES_FILE = Path(__file__).with_name("formal_properties.toml")
+
+
+def _load_properties(path=PROPERTIES_FILE):
+    """The properties of ``path``, keyed ``name`` for GTS and ``block.name`` for the others."""
+    with open(path, "rb") as f:
+        tables = tomllib.load(f)
+    return {row["name"] if block == "gts" else f"{block}.{row['name']}": Property(block, **row)
+            for block, rows in tables.items() for row in rows}
+
+
+PROPERTIES = _load_properties()
 
 
 def tools():
