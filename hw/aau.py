@@ -198,9 +198,11 @@ class AAU(wiring.Component):
                 rows = csa_tree(m, [lane.prod for lane in lanes] + [eps_fx(self.eps)], _VAR_BITS)
                 m.d.sync += [var_s.eq(rows[0]), var_c.eq(rows[1])]
                 m.next = "LN_VADD_1"
-            for k in range(1, var_sum.latency + 1):
+            # The rows are the sum's operands from the cycle after LN_VSUM: its result is valid
+            # var_sum.latency cycles later.
+            for k in range(1, var_sum.latency + 2):
                 with m.State(f"LN_VADD_{k}"):
-                    if k < var_sum.latency:
+                    if k <= var_sum.latency:
                         m.next = f"LN_VADD_{k + 1}"
                     else:
                         m.d.sync += [sq_op.eq(var_sum.result << LN_SQRT_SHIFT), root.eq(0),
