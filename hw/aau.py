@@ -20,7 +20,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.aau_lane import PRODUCT_CYCLES, QUOT_BITS, AAULane, LaneStep
-from ahasd.hw.carry_save import CarrySaveDivider, SegmentedSum, csa, csa_tree, sign_of_sum
+from ahasd.hw.carry_save import CarrySaveDivider, csa, csa_tree, segment_latency, segmented_sum, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.aau import LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT, check_eps, eps_fx
 
@@ -102,8 +102,8 @@ class AAU(wiring.Component):
         quarter = [Signal(signed(16), name=f"max{i}") for i in range(4)]
         sum_s, sum_c = Signal(21), Signal(21)          # softmax's sum of e, LayerNorm's sum of x
         var_s, var_c = Signal(_VAR_BITS), Signal(_VAR_BITS)
-        m.submodules.var = var_sum = SegmentedSum(_VAR_BITS)
-        m.d.comb += [var_sum.a.eq(var_s), var_sum.b.eq(var_c)]
+        var_sum = segmented_sum(m, var_s, var_c, _VAR_BITS, name="var")
+        var_latency = segment_latency(_VAR_BITS)
 
         # The shared divider (softmax and LayerNorm): quot = floor(2**shift / divisor), at most
         # QUOT_BITS quotient bits, saturating.
@@ -199,13 +199,13 @@ class AAU(wiring.Component):
                 m.d.sync += [var_s.eq(rows[0]), var_c.eq(rows[1])]
                 m.next = "LN_VADD_1"
             # The rows are the sum's operands from the cycle after LN_VSUM: its result is valid
-            # var_sum.latency cycles later.
-            for k in range(1, var_sum.latency + 2):
+            # var_latency cycles later.
+            for k in range(1, var_latency + 2):
                 with m.State(f"LN_VADD_{k}"):
-                    if k <= var_sum.latency:
+                    if k <= var_latency:
                         m.next = f"LN_VADD_{k + 1}"
                     else:
-                        m.d.sync += [sq_op.eq(var_sum.result << LN_SQRT_SHIFT), root.eq(0),
+                        m.d.sync += [sq_op.eq(var_sum << LN_SQRT_SHIFT), root.eq(0),
                                      rem_s.eq(0), rem_c.eq(0), sq_count.eq(_ROOT_BITS)]
                         m.next = "LN_SQRT"
             with m.State("LN_SQRT"):

@@ -33,11 +33,11 @@ clamp; every result is the golden model's bit for bit. A product step therefore 
 product (LOAD, SM_DIFF, SM_SUM, LN_DIFF) act in their issue cycle.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from amaranth.lib import enum, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.carry_save import SEGMENT, SegmentedSum, csa_tree
+from ahasd.hw.carry_save import SEGMENT, csa_tree, segment_latency, segmented_sum
 from ahasd.spec.aau import EXP2_Q16, GELU_C0, GELU_C1, LANES, LOG2E_Q15, TANH_LUT, TANH_STEP_BITS, U_FRAC
 
 __all__ = ["LaneStep", "AAULane", "QUOT_BITS", "PRODUCT_BITS", "PRODUCT_CYCLES", "PRODUCT_STEPS"]
@@ -198,10 +198,8 @@ class AAULane(wiring.Component):
             m.d.sync += after.eq(before)
 
         # ---- three segment cycles; the last writes the step's bit field of the sum r
-        m.submodules.sum = total = SegmentedSum(w)
-        assert total.latency == PRODUCT_CYCLES - 2
-        m.d.comb += [total.a.eq(rs), total.b.eq(rc)]
-        r = total.result
+        assert segment_latency(w) == PRODUCT_CYCLES - 2
+        r = segmented_sum(m, rs, rc, w, name="prod")
         with m.Switch(step_at[-1]):
             with m.Case(LaneStep.SM_EXP):
                 nd = r[15:33]

@@ -18,7 +18,8 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.params import check_bool, check_int
 
-__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "SegmentedSum", "CarrySaveDivider"]
+__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "segment_latency", "segmented_sum",
+           "CarrySaveDivider"]
 
 #: Bits of a word adder per cycle (a 17-bit ripple and a little logic fit in 1.25 ns).
 SEGMENT = 17
@@ -76,49 +77,38 @@ def sign_of_sum(s, c, width):
     return s[low] ^ c[low] ^ (s[:low] > (~c[:low])[:low])
 
 
-class SegmentedSum(wiring.Component):
-    """``a + b`` (``width`` bits, modulo ``2**width``) resolved a segment per cycle.
+def segment_latency(width):
+    """Cycles from the operands of :func:`segmented_sum` to its valid result."""
+    return -(-width // SEGMENT) - 1
+
+
+def segmented_sum(m, a, b, width, name="seg"):
+    """``a + b`` (``width`` bits, modulo ``2**width``) resolved a segment per cycle in module
+    ``m``; returns the result (a value).
 
     The operands must stay unchanged from the cycle they are first presented until the result
     is used: segment ``k`` (:data:`SEGMENT` bits) is added in cycle ``k`` with the carry that
-    segment ``k - 1`` registered, and its sum registered, so ``result`` is valid
-    ``latency = ceil(width / SEGMENT) - 1`` cycles after the operands (the last segment's
-    adder is combinational into ``result``).
-
-    Parameters
-    ----------
-    width : int
-        Bits of the operands and of the result (1..256).
-
-    Ports
-    -----
-    a, b : In(width)
-    result : Out(width)
-    """
-
-    def __init__(self, width):
-        with rejecting_construction(self):
-            check_int("width", width, 1, 256)
-        self.width = width
-        self.latency = -(-width // SEGMENT) - 1
-        super().__init__({"a": In(width), "b": In(width), "result": Out(width)})
-
-    def elaborate(self, platform):
-        m = Module()
-        parts, carry = [], Const(0, 1)
-        for lo in range(0, self.width, SEGMENT):
-            hi = min(self.width, lo + SEGMENT)
-            total = Signal(hi - lo + 1, name=f"seg{lo}")
-            m.d.comb += total.eq(self.a[lo:hi] + self.b[lo:hi] + carry)
-            if hi == self.width:
-                parts.append(total[:hi - lo])
-                break
-            part = Signal(hi - lo, name=f"sum{lo}")
-            carry = Signal(name=f"carry{hi}")
-            m.d.sync += [part.eq(total[:hi - lo]), carry.eq(total[hi - lo])]
-            parts.append(part)
-        m.d.comb += self.result.eq(Cat(*parts))
-        return m
+    segment ``k - 1`` registered, and its sum registered, so the result is valid
+    :func:`segment_latency` ``= ceil(width / SEGMENT) - 1`` cycles after the operands (the last
+    segment's adder is combinational into it). No submodule, so that the module using it stays
+    one circuit however many times it is instantiated (the area flow maps repeated modules
+    once)."""
+    check_int("width", width, 1, 256)
+    parts, carry = [], Const(0, 1)
+    for lo in range(0, width, SEGMENT):
+        hi = min(width, lo + SEGMENT)
+        total = Signal(hi - lo + 1, name=f"{name}_add{lo}")
+        m.d.comb += total.eq(a[lo:hi] + b[lo:hi] + carry)
+        if hi == width:
+            parts.append(total[:hi - lo])
+            break
+        part = Signal(hi - lo, name=f"{name}_sum{lo}")
+        carry = Signal(name=f"{name}_carry{hi}")
+        m.d.sync += [part.eq(total[:hi - lo]), carry.eq(total[hi - lo])]
+        parts.append(part)
+    result = Signal(width, name=f"{name}_result")
+    m.d.comb += result.eq(Cat(*parts))
+    return result
 
 
 class CarrySaveDivider(wiring.Component):
