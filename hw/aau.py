@@ -9,10 +9,11 @@ to three cycles), one restoring divider with a carry-save remainder
 (:class:`ahasd.hw.carry_save.CarrySaveDivider`, shared by softmax and LayerNorm) and LayerNorm's
 square root (digit by digit, its remainder carry-save too). Every cycle has at most a 17-bit
 word adder or a carry-save level and a comparison: 800 MHz at 28 nm (``ahasd timing aau``).
-Cycles per request, from the accept to the result (the output cycle included):
-softmax 1 + 2 (max) + 1 + 4 + 1 + 2 + 20 (reciprocal) + 4 + 1 = 36,
-GELU 1 + 6 * 4 + 1 = 26, LayerNorm 1 + 2 + 1 + 4 + 4 (variance) + 31 (square root) + 1 + 33
-(reciprocal) + 4 + 1 = 82 (``ahasd bench rtl-timing`` measures them into the simulator's table).
+Cycles per request, from the accept to the result (the output cycle included; a divider run is
+its quotient bits plus the cycle that sees it idle): softmax 1 + 2 (max) + 1 + 4 (exp) + 1 + 2
+(sum) + 20 + 1 (reciprocal) + 4 + 1 = 37, GELU 1 + 6 * 4 + 1 = 26, LayerNorm 1 + 2 (sum) + 1 + 4
+(d * d) + 4 (variance) + 31 + 1 (square root, divider start) + 33 + 1 (reciprocal) + 4 + 1 = 83
+(``ahasd bench rtl-timing`` measures them into the simulator's table).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
