@@ -24,8 +24,11 @@ CSV_FIELDS = ["acceptance_pair", "pair", "policy", "system", "ablation", "label"
 
 
 def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, overrides=(),
-              plots=True, progress=None, max_files=None):
+              plots=True, progress=None, max_files=None, window=None):
     """Run the grid into folder ``out``; return (headlines dict, wall seconds).
+
+    ``window``: ``(start, end)`` seconds of the timeline run drawn in ``timeline.png`` (default
+    the whole run).
 
     ``progress``: None, or ``progress(description, total)``, a context manager that yields a
     callable called once per finished cell (``ahasd reproduce`` passes a progress bar).
@@ -41,7 +44,10 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     timeline_cell = {"system": "ahasd", "pair": pairs[0], "policy": "adaedl", "tokens": tokens,
                      "seed": seed, "offload": True, "overrides": tuple(overrides),
                      "keep_timeline": True, **({"max_files": max_files} if max_files else {})}
-    extra = [timeline_cell] if plots else []
+    from ahasd.sim.system.plots import sensitivity_cells  # matplotlib only when drawing
+    extra = ([timeline_cell] + sensitivity_cells(pairs[0], tokens=tokens, seed=seed,
+                                                 overrides=overrides, max_files=max_files)
+             if plots else [])
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if progress is not None:
@@ -49,7 +55,8 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
             rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler, progress=step)
     else:
         rows = run_cells(cells + extra, jobs=jobs, scheduler=scheduler)
-    rows, tl = rows[:len(cells)], (rows[len(cells)] if extra else None)
+    rows, tl, sens = (rows[:len(cells)], rows[len(cells)] if extra else None,
+                      rows[len(cells) + 1:])
     wall = time.perf_counter() - t0
     with open(out / "grid.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -73,5 +80,6 @@ def reproduce(out, *, tokens=1024, seed=0, jobs=2, scheduler=None, quick=False, 
     if plots:
         from ahasd.sim.system.plots import write_plots  # matplotlib
         write_plots(rows, out, pairs=pairs, policies=policies,
-                    acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
+                    acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl,
+                    window=window, sensitivity_rows=sens)
     return h, wall

@@ -266,8 +266,9 @@ def _bound_s(cfg, spec, timing, st):
 def _derived(cfg, timing, kv):
     """Figures derived from the configuration for the run's pair at the prompt's KV length
     ``kv``: the PIM's MAC rate, one NPU verification pass of 4 drafted tokens (5 tokens), one
-    draft token on the draft device (no sharing)."""
-    return {"pim_mac_per_s": cfg.pim.pim_mac_per_s,
+    draft token on the draft device (no sharing); ``pim_bytes_per_s``, what the units read
+    (one byte per MAC) under the internal bandwidth's cap."""
+    return {"pim_mac_per_s": cfg.pim.pim_mac_per_s, "pim_bytes_per_s": cfg.pim.pim_bytes_per_s,
             "npu_verify_pass_s": timing.verify(4, kv)[0],
             "pim_draft_token_s": timing.draft_token(kv)[0]}
 
