@@ -24,15 +24,17 @@ streamed over the host link on one side only); nowhere else.
 import math
 import statistics
 
-__all__ = ["write_plots", "write_timeline", "sensitivity_cells", "ratio_interval",
+__all__ = ["write_plots", "figures", "write_timeline", "timeline_figure", "parse_window",
+           "sensitivity_cells", "ratio_interval",
            "round_breakdown_data", "vs_npu_data", "energy_breakdown_data", "sensitivity_data",
            "ablation_data", "timeline_data", "SENSITIVITY_PIM", "TICK_PT"]
 
 TICK_PT = 9          #: tick label size (points): legible at 100 % zoom at the plots' 100 dpi
-#: the PIM-rate points of ``sensitivity.png`` beside the shipped configuration: half the RTL's
+#: the PIM-rate points of ``sensitivity.png`` beside the shipped configuration (``HALF``: half
+#: the configured value): half the RTL's
 #: efficiency (51 G MAC/s on 16 units), 32 units (204 G MAC/s) and 64 units (256 G MAC/s, the
 #: internal bandwidth's cap); every other figure as configured
-SENSITIVITY_PIM = ("half_efficiency", ("pim.units=32",), ("pim.units=64",))
+SENSITIVITY_PIM = ("pim.efficiency_raw=HALF", "pim.units=32", "pim.units=64")
 #: t quantiles (0.975) for 1..30 degrees of freedom; beyond, the normal's 1.96
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
          2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
@@ -82,12 +84,31 @@ def sensitivity_cells(pair, *, tokens, seed, overrides=(), max_files=None):
     :data:`SENSITIVITY_PIM` after ``overrides``); the shipped point and the baseline are the
     grid's own cells."""
     from ahasd.sim.system.config import load_config
-    half = (f"pim.efficiency_raw={load_config(overrides).pim.efficiency_raw / 2!r}",)
+    half = repr(load_config(overrides).pim.efficiency_raw / 2)
     base = {"system": "ahasd", "pair": pair, "policy": "adaedl", "tokens": tokens, "seed": seed,
             "offload": True, **({"max_files": max_files} if max_files else {})}
-    return [{**base, "overrides": tuple(overrides) + (half if extra == "half_efficiency"
-                                                        else extra)}
+    return [{**base, "overrides": (*overrides, extra.replace("HALF", half))}
             for extra in SENSITIVITY_PIM]
+
+
+def figures(rows, *, pairs, policies, acceptance_pair, sensitivity_rows=()):
+    """The grid's figures by file name (not saved; the caller closes them)."""
+    from ahasd.sim.system.report import GRID_SYSTEMS, key
+    plt = _plt()
+    idx = _idx(rows)
+    steps = [key(s, a) for s, a in GRID_SYSTEMS]
+    grid = (idx, pairs, policies, acceptance_pair)
+    policy0 = "adaedl" if "adaedl" in policies else policies[0]
+    return {"ablation.png": _ablation_plot(plt, ablation_data(grid)),
+            "ahasd_vs_specpim.png": _specpim_plot(plt, grid),
+            "idle.png": _idle_plot(plt, grid, steps),
+            "round_breakdown.png": _round_plot(plt, round_breakdown_data(idx, pairs, policy0,
+                                                                         acceptance_pair, steps)),
+            "vs_npu_lpddr5.png": _vs_npu_plot(plt, vs_npu_data(grid)),
+            "energy_breakdown.png": _energy_plot(plt, energy_breakdown_data(
+                idx, pairs, policy0, acceptance_pair, steps)),
+            "sensitivity.png": _sensitivity_plot(plt, sensitivity_data(
+                idx, pairs, acceptance_pair, sensitivity_rows))}
 
 
 def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=None,
@@ -98,32 +119,25 @@ def write_plots(rows, out, *, pairs, policies, acceptance_pair, timeline_run=Non
     end)`` in seconds or the whole run); ``sensitivity_rows``: the results of
     :func:`sensitivity_cells` (without them ``sensitivity.png`` has the acceptance axis only).
     """
-    from ahasd.sim.system.report import GRID_SYSTEMS, key
     plt = _plt()
-    idx = _idx(rows)
-    steps = [key(s, a) for s, a in GRID_SYSTEMS]
-    grid = (idx, pairs, policies, acceptance_pair)
-    policy0 = "adaedl" if "adaedl" in policies else policies[0]
-    figs = {"ablation.png": _ablation_plot(plt, ablation_data(grid)),
-            "ahasd_vs_specpim.png": _specpim_plot(plt, grid),
-            "idle.png": _idle_plot(plt, grid, steps),
-            "round_breakdown.png": _round_plot(plt, round_breakdown_data(idx, pairs, policy0,
-                                                                         acceptance_pair, steps)),
-            "vs_npu_lpddr5.png": _vs_npu_plot(plt, vs_npu_data(grid)),
-            "energy_breakdown.png": _energy_plot(plt, energy_breakdown_data(
-                idx, pairs, policy0, acceptance_pair, steps)),
-            "sensitivity.png": _sensitivity_plot(plt, sensitivity_data(
-                idx, pairs, acceptance_pair, sensitivity_rows))}
+    figs = figures(rows, pairs=pairs, policies=policies, acceptance_pair=acceptance_pair,
+                   sensitivity_rows=sensitivity_rows)
     names = [_save(plt, fig, out, name) for name, fig in figs.items()]
     if timeline_run is not None:
         names.append(write_timeline(timeline_run, out / "timeline.png", window=window))
     return names
 
 
-def _save(plt, fig, out, name):
+def _style(fig):
+    """Tick text at :data:`TICK_PT` on every axis; the layout tightened."""
     for ax in fig.axes:
         ax.tick_params(labelsize=TICK_PT)
     fig.tight_layout()
+    return fig
+
+
+def _save(plt, fig, out, name):
+    _style(fig)
     fig.savefig(out / name, dpi=100)
     plt.close(fig)
     return name
@@ -269,7 +283,7 @@ def _idle_plot(plt, grid, steps):
     ax.bar(xs, busy, label="busy")
     ax.bar(xs, idle, bottom=busy, label="idle")
     ax.set_xticks(xs, lab, rotation=60, ha="right")
-    ax.set_ylabel("fraction of the run")
+    ax.set_ylabel("share of the run's time (fraction)")
     ax.set_title(f"busy and idle time per device ({p0}, {q0}; round_breakdown.png says why)")
     ax.legend()
     return fig
@@ -531,6 +545,12 @@ def write_timeline(run, path, *, window=None):
     into ``path`` (PNG), whole or the ``window`` ``(start, end)`` in seconds; return the file
     name."""
     plt = _plt()
+    _save(plt, timeline_figure(plt, run, window), path.parent, path.name)
+    return path.name
+
+
+def timeline_figure(plt, run, window=None):
+    """The figure of :func:`write_timeline` (not saved)."""
     d = timeline_data(run, window)
     fig, ax = plt.subplots(figsize=(12, 3.4))
     colours = {"draft": "tab:green", "verify": "tab:blue", "preverify": "tab:cyan"}
@@ -558,8 +578,4 @@ def write_timeline(run, path, *, window=None):
     ax.set_title(f"activity of {run['label']} ({run['pair']}, {run['policy']}), {span}",
                  fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    ax.tick_params(labelsize=TICK_PT)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path.name
+    return fig
