@@ -50,7 +50,7 @@ _PARTS = {  # breakdown_s keys: (legend label, colour), stacking order
 
 
 _NAMES = {"ahasd-async": "async", "ahasd-aau": "+AAU", "ahasd-edc": "+EDC",
-          "ahasd-tvc": "AHASD", "npu-lpddr5": "NPU+LPDDR5", "phone-gpu": "phone GPU",
+          "ahasd-tvc": "AHASD", "npu-lpddr5": "NPU+\nLPDDR5", "phone-gpu": "phone GPU",
           "gpu": "GPU", "specpim": "SpecPIM"}
 _DEV_COLOURS = {"npu": "tab:blue", "pim": "tab:green", "lpddr5": "tab:cyan", "gpu": "tab:gray",
                 "phone-gpu": "tab:purple", "hbm-pim": "tab:olive"}
@@ -308,10 +308,11 @@ def round_breakdown_data(idx, pairs, policy, acc, steps):
 
 
 def _round_plot(plt, data):
-    """One panel per pair: a stacked bar per system and device."""
-    fig, axes = plt.subplots(len(data), 1, figsize=(13, 3.6 * len(data)), squeeze=False)
+    """One panel per pair: a stacked bar per system and device; the legend above."""
+    fig, axes = plt.subplots(len(data), 1, figsize=(13, 3.6 * len(data) + 0.6), squeeze=False)
     seen = {}
     for ax, (pair, bars) in zip(axes[:, 0], data.items()):
+        top = 0.0
         for x, (_, _, parts) in enumerate(bars):
             bottom = 0.0
             for k in _PARTS:
@@ -320,14 +321,15 @@ def _round_plot(plt, data):
                     seen[k] = ax.bar(x, parts[k], bottom=bottom, color=col, label=lab,
                                      edgecolor="k", linewidth=0.3)
                     bottom += parts[k]
+            top = max(top, bottom)
         ax.set_xticks(range(len(bars)), [f"{_name(s)}\n{d}" for s, d, _ in bars])
         ax.set_ylabel("time per verification round (ms)")
-        ax.margins(y=0.08)
+        ax.set_ylim(0, top * 1.06 or 1.0)
         ax.set_title(f"{pair}: each device's time per verification round, by what it does",
                      fontsize=10)
     keys = [k for k in _PARTS if k in seen]
     axes[0, 0].legend([seen[k] for k in keys], [_PARTS[k][0] for k in keys], fontsize=8,
-                      loc="upper left", bbox_to_anchor=(1.0, 1.0))
+                      loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=5)
     return fig
 
 
@@ -422,7 +424,9 @@ def _energy_plot(plt, data):
     handles = {}
     for ax, (pair, d) in zip(axes[0], data.items()):
         names = [s for s, _ in d["bars"]]
+        top = d["paper_ahasd"] or 0.0
         for x, (_, parts) in enumerate(d["bars"]):
+            top = max(top, sum(parts.values()))
             bottom = 0.0
             for t in terms:
                 if t in parts:
@@ -433,8 +437,10 @@ def _energy_plot(plt, data):
         if d["paper_ahasd"] is not None and "ahasd-tvc" in names:
             handles["paper"] = ax.plot(names.index("ahasd-tvc"), d["paper_ahasd"], "D",
                                        color="tab:red", ms=8, ls="none")[0]
-        ax.set_xticks(range(len(names)), [_name(n) for n in names], rotation=60, ha="right")
+        ax.set_xticks(range(len(names)), [_name(n).replace("\n", "") for n in names],
+                      rotation=60, ha="right")
         ax.set_ylabel("energy per token (mJ)")
+        ax.set_ylim(0, top * 1.06 or 1.0)
         ax.set_title(f"{pair}: energy per token by term", fontsize=10)
     keys = [t for t in terms if t in handles] + (["paper"] if "paper" in handles else [])
     axes[0, -1].legend([handles[k] for k in keys],

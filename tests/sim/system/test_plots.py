@@ -334,3 +334,11 @@ def test_write_plots_writes_every_file(tmp_path):
 def test_every_grid_figure_is_legible(figs):
     for fig in figs.values():
         check_legible(fig)
+
+
+def test_reproduce_rejects_a_bad_window_before_any_work(tmp_path, capsys):
+    from ahasd.cli import main
+    assert main(["reproduce", "--out", str(tmp_path / "g"), "--window", "4:2"]) == 2
+    err = capsys.readouterr().err
+    assert "--window 4:2" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "g").exists()
