@@ -166,22 +166,41 @@ def _t975(n):
     return _T975[n - 2] if 2 <= n <= 31 else 1.96
 
 
+def _per_seed(row, metric):
+    """A row's per-seed values of ``metric``: ``per_seed[metric]`` (with ``seeds``) or
+    ``<metric>_seeds``; None if it has neither."""
+    values = (row.get("per_seed") or {}).get(metric)
+    return values if values is not None else row.get(f"{metric}_seeds")
+
+
+def _bounds(row, metric):
+    """A row's 95 % bounds of ``metric``: ``intervals[metric]``'s ``ci95_low`` / ``ci95_high``
+    or ``<metric>_ci95_low`` / ``<metric>_ci95_high``; None if it has neither (or they are
+    None)."""
+    iv = (row.get("intervals") or {}).get(metric)
+    lo, hi = (iv.get("ci95_low"), iv.get("ci95_high")) if isinstance(iv, dict) else (
+        row.get(f"{metric}_ci95_low"), row.get(f"{metric}_ci95_high"))
+    return None if lo is None or hi is None else (lo, hi)
+
+
 def ratio_interval(a, b, metric):
     """The 95 % interval of ``a[metric] / b[metric]`` from what the rows carry, or None.
 
-    Rows with per-seed values ``<metric>_seeds`` (equal lengths, seed by seed) give the
-    t-interval of the per-seed ratios; rows with ``<metric>_ci95_low`` and ``<metric>_ci95_high``
-    give ``[a_low / b_high, a_high / b_low]`` (wider than the ratio's own interval: the two
-    runs' noise is not paired); rows with neither, None.
+    Rows with per-seed values (``per_seed[metric]``, or ``<metric>_seeds``; equal lengths,
+    and equal ``seeds`` where the rows list them) give the t-interval of the per-seed ratios,
+    seed by seed; rows with bounds (``intervals[metric]`` holding ``ci95_low`` and
+    ``ci95_high``, or ``<metric>_ci95_low`` and ``<metric>_ci95_high``) give
+    ``[a_low / b_high, a_high / b_low]`` (wider than the ratio's own interval: the two runs'
+    noise is not paired); rows with neither, None.
     """
-    sa, sb = a.get(f"{metric}_seeds"), b.get(f"{metric}_seeds")
-    if sa and sb and len(sa) == len(sb) and len(sa) >= 2:
+    sa, sb = _per_seed(a, metric), _per_seed(b, metric)
+    if sa and sb and len(sa) == len(sb) >= 2 and a.get("seeds") == b.get("seeds"):
         ratios = [x / y for x, y in zip(sa, sb)]
         m, h = statistics.fmean(ratios), _t975(len(ratios)) * statistics.stdev(ratios)
         return m - h / math.sqrt(len(ratios)), m + h / math.sqrt(len(ratios))
-    lo, hi = f"{metric}_ci95_low", f"{metric}_ci95_high"
-    if all(k in r for r in (a, b) for k in (lo, hi)):
-        return a[lo] / b[hi], a[hi] / b[lo]
+    ba, bb = _bounds(a, metric), _bounds(b, metric)
+    if ba and bb:
+        return ba[0] / bb[1], ba[1] / bb[0]
     return None
 
 

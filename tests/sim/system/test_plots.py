@@ -190,6 +190,25 @@ def test_ratio_interval_from_seeds_and_from_bounds():
     assert plots.ratio_interval({"t": 1.0}, {"t": 2.0}, "t") is None
 
 
+def test_ratio_interval_reads_the_seeded_rows_of_reproduce():
+    # a row of the seeded grid: per_seed values with their seeds, intervals per metric
+    a = {"seeds": [0, 1, 2], "per_seed": {"t": [2.0, 4.0, 6.0]},
+         "intervals": {"t": {"mean": 4.0, "ci95_low": 1.0, "ci95_high": 7.0, "n_seeds": 3}}}
+    b = {"seeds": [0, 1, 2], "per_seed": {"t": [1.0, 2.0, 2.0]},
+         "intervals": {"t": {"mean": 5 / 3, "ci95_low": 0.5, "ci95_high": 2.5, "n_seeds": 3}}}
+    ratios = [2.0, 2.0, 3.0]
+    half = 4.303 * statistics.stdev(ratios) / math.sqrt(3)
+    m = statistics.fmean(ratios)
+    assert plots.ratio_interval(a, b, "t") == pytest.approx((m - half, m + half))
+    # other seeds cannot be paired: the bounds, a over b's
+    b["seeds"] = [3, 4, 5]
+    assert plots.ratio_interval(a, b, "t") == pytest.approx((1.0 / 2.5, 7.0 / 0.5))
+    # one seed: no interval
+    one = {"seeds": [0], "per_seed": {"t": [2.0]},
+           "intervals": {"t": {"mean": 2.0, "ci95_low": None, "ci95_high": None, "n_seeds": 1}}}
+    assert plots.ratio_interval(one, one, "t") is None
+
+
 def test_vs_npu_plain_bars_without_intervals(figs):
     d = plots.vs_npu_data(grid())
     assert [(x["pair"], x["policy"]) for x in d] == [(p, q) for p in PAIRS for q in POLICIES]
