@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce bench \
+.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce readme-plots bench \
         clean distclean
 
 venv: $(STAMP)
@@ -80,6 +80,10 @@ fw-test: venv
 # The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
 reproduce: venv
 	$(BIN)/ahasd reproduce --out build/reproduce --force
+
+# The two plots the README shows inline (docs/img/), from a fresh `make reproduce`.
+readme-plots: reproduce
+	cp build/reproduce/round_breakdown.png build/reproduce/vs_npu_lpddr5.png docs/img/
 
 bench: venv
 	$(BIN)/ahasd bench all
