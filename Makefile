@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce bench \
+.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce readme-plots bench \
         clean distclean
 
 venv: $(STAMP)
@@ -37,8 +37,10 @@ cocotb: venv
 
 # Formal proofs (yowasp-sby, smtbmc yices): GTS, the CSR block, the divider, the queues and TVC,
 # each property also on its broken copy.
+# Formal proofs (yowasp-sby, smtbmc yices): GTS, CSR, divider, queues, TVC, the UART bridge and
+# the queues across their clock crossing, each property also on its broken copy; README table.
 formal: venv
-	PATH=$(BIN):$$PATH $(BIN)/python -m ahasd.synth.formal all
+	PATH=$(BIN):$$PATH nice $(BIN)/python -m ahasd.formal all --readme README.md
 
 regress: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m regress tests
@@ -78,6 +80,10 @@ fw-test: venv
 # The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
 reproduce: venv
 	$(BIN)/ahasd reproduce --out build/reproduce --force
+
+# The two plots the README shows inline (docs/img/), from a fresh `make reproduce`.
+readme-plots: reproduce
+	cp build/reproduce/round_breakdown.png build/reproduce/vs_npu_lpddr5.png docs/img/
 
 bench: venv
 	$(BIN)/ahasd bench all

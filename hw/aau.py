@@ -2,20 +2,27 @@
 
 Bit-exact with :mod:`ahasd.sim.blocks.aau` (formats, tables and error bounds are documented there).
 One vector of 16 Q8.8 lanes per request. The lanes (:class:`ahasd.hw.aau_lane.AAULane`) work in
-parallel, each with one multiplier that all three operators share, one product per cycle; this
-unit sequences them and owns what crosses lanes: the max and sum trees, one restoring divider
-(:class:`ahasd.hw.divider.Divider`, shared by softmax and LayerNorm) and LayerNorm's bit-serial
-square root. Cycles per request after it is accepted: softmax 3 + 21 (reciprocal) + 1, GELU
-6 + 1, LayerNorm 2 + 32 (square root) + 34 (reciprocal) + 1.
+parallel, each with one pipelined multiplier that all three operators share (a product step takes
+:data:`ahasd.hw.aau_lane.PRODUCT_CYCLES` = 4 cycles); this unit sequences them and owns what
+crosses lanes: the max tree (two registered levels), the sum trees (carry-save, resolved over one
+to three cycles), one restoring divider with a carry-save remainder
+(:class:`ahasd.hw.carry_save.CarrySaveDivider`, shared by softmax and LayerNorm) and LayerNorm's
+square root (digit by digit, its remainder carry-save too). Every cycle has at most a 17-bit
+word adder or a carry-save level and a comparison: 800 MHz at 28 nm (``ahasd timing aau``).
+Cycles per request, from the accept to the result (the output cycle included; a divider run is
+its quotient bits plus the cycle that sees it idle): softmax 1 + 2 (max) + 1 + 4 (exp) + 1 + 2
+(sum) + 20 + 1 (reciprocal) + 4 + 1 = 37, GELU 1 + 6 * 4 + 1 = 26, LayerNorm 1 + 2 (sum) + 1 + 4
+(d * d) + 4 (variance) + 31 + 1 (square root, divider start) + 33 + 1 (reciprocal) + 4 + 1 = 83
+(``ahasd bench rtl-timing`` measures them into the simulator's table).
 """
 
-from amaranth.hdl import Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.aau_lane import QUOT_BITS, AAULane, LaneStep
+from ahasd.hw.aau_lane import PRODUCT_CYCLES, QUOT_BITS, AAULane, LaneStep
+from ahasd.hw.carry_save import CarrySaveDivider, csa, csa_tree, segment_latency, segmented_sum, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import Divider
 from ahasd.spec.aau import LANES, LN_RECIP_SHIFT, LN_SQRT_SHIFT, SOFTMAX_RECIP_SHIFT, check_eps, eps_fx
 
 __all__ = ["AAUOp", "AAU", "request_layout", "response_layout"]
@@ -32,11 +39,14 @@ request_layout = data.StructLayout({"op": AAUOp, "x": data.ArrayLayout(signed(16
 #: ``y`` lanes are raw 16-bit words: unsigned for softmax, two's complement for GELU/LayerNorm.
 response_layout = data.StructLayout({"op": AAUOp, "y": data.ArrayLayout(unsigned(16), LANES)})
 
-_SQRT_BITS = 62          # (V + eps) << 16 < 2**61; an even width for the bit-serial root
+_SQRT_BITS = 62          # (V + eps) << 16 < 2**61; an even width for the digit-by-digit root
+_ROOT_BITS = _SQRT_BITS // 2
+_ROOT_REM = _ROOT_BITS + 5   # the root's remainder rows: |4R + 3 - (4 root + 1)| < 2**35
+_VAR_BITS = 46               # V + eps < 2**45
 
 
-def _add(a, b):
-    return a + b
+def _max(a, b):
+    return Mux(a > b, a, b)
 
 
 def _tree(values, op):
@@ -82,39 +92,51 @@ class AAU(wiring.Component):
         op = Signal(AAUOp)
         big = Signal(signed(16))
         total = Signal(signed(20))
-        m.d.comb += [big.eq(_tree(x, lambda a, b: Mux(a > b, a, b))), total.eq(_tree(x, _add))]
         m.d.comb += self.o_stream.payload.op.eq(op)
         for i, lane in enumerate(lanes):
             m.d.comb += [lane.step.eq(step), lane.x_in.eq(self.i_stream.payload.x[i]),
                          lane.big.eq(big), lane.total.eq(total),
                          self.o_stream.payload.y[i].eq(lane.y)]
 
+        # Cross-lane trees, each state's result registered: the max in two levels of two
+        # comparisons, the sums as carry-save rows and then resolved.
+        quarter = [Signal(signed(16), name=f"max{i}") for i in range(4)]
+        sum_s, sum_c = Signal(21), Signal(21)          # softmax's sum of e, LayerNorm's sum of x
+        var_s, var_c = Signal(_VAR_BITS), Signal(_VAR_BITS)
+        var_sum = segmented_sum(m, var_s, var_c, _VAR_BITS, name="var")
+        var_latency = segment_latency(_VAR_BITS)
+
         # The shared divider (softmax and LayerNorm): quot = floor(2**shift / divisor), at most
         # QUOT_BITS quotient bits, saturating.
-        m.submodules.divider = div = Divider(dividend_width=LN_RECIP_SHIFT + 1, divisor_width=32,
-                                             quotient_bits=QUOT_BITS, variable_steps=True)
+        m.submodules.divider = div = CarrySaveDivider(
+            dividend_width=LN_RECIP_SHIFT + 1, divisor_width=32, quotient_bits=QUOT_BITS,
+            variable_steps=True)
         m.d.comb += [lane.quot.eq(div.quotient) for lane in lanes]
 
         def divide(shift, divisor, steps):
             m.d.comb += [div.start.eq(1), div.dividend.eq(1 << shift), div.divisor.eq(divisor),
                          div.steps.eq(steps)]
 
-        def wait_divider(last_step, after):
-            with m.If(~div.busy):
-                m.d.comb += step.eq(last_step)
-                m.next = after
-
-        # LayerNorm's bit-serial square root.
+        # LayerNorm's square root, digit by digit: two bits of the operand per cycle into the
+        # remainder R = rem_s + rem_c (carry-save); the root bit is the sign of
+        # 4R + bits - (4 root + 1).
         sq_op = Signal(_SQRT_BITS)
-        sq_res = Signal(_SQRT_BITS)
-        sq_one = Signal(_SQRT_BITS)
+        root = Signal(_ROOT_BITS)
+        rem_s, rem_c = Signal(_ROOT_REM), Signal(_ROOT_REM)
+        sq_count = Signal(range(_ROOT_BITS + 1))
 
-        def chain(*states):
-            """States that each run one lane step and go to the next."""
-            for (name, lane_step), following in zip(states, states[1:] + (("OUT", None),)):
+        def chain(first, steps, after):
+            """Product steps in sequence: each issued, then PRODUCT_CYCLES - 1 cycles of
+            holding while its segments resolve; then state ``after``."""
+            names = [f"{first}_{i}" for i in range(len(steps))]
+            for k, (name, lane_step) in enumerate(zip(names, steps)):
+                following = names[k + 1] if k + 1 < len(names) else after
                 with m.State(name):
                     m.d.comb += step.eq(lane_step)
-                    m.next = following[0]
+                    m.next = f"{name}_W1"
+                for w in range(1, PRODUCT_CYCLES):
+                    with m.State(f"{name}_W{w}"):
+                        m.next = f"{name}_W{w + 1}" if w + 1 < PRODUCT_CYCLES else following
 
         with m.FSM():
             with m.State("IDLE"):
@@ -124,55 +146,90 @@ class AAU(wiring.Component):
                     m.d.sync += op.eq(self.i_stream.payload.op)
                     with m.Switch(self.i_stream.payload.op):
                         with m.Case(AAUOp.SOFTMAX):
-                            m.next = "SM_EXP"
+                            m.next = "SM_MAX"
                         with m.Case(AAUOp.GELU):
-                            m.next = "G_SQ"
+                            m.next = "G_0"
                         with m.Default():
-                            m.next = "LN_DIFF"
+                            m.next = "LN_SUM"
 
-            # ---- softmax: exponentials, their sum, one reciprocal, 16 products
-            with m.State("SM_EXP"):
-                m.d.comb += step.eq(LaneStep.SM_EXP)
-                m.next = "SM_SUM"
+            # ---- softmax: max, differences, exponentials, their sum, one reciprocal, products
+            with m.State("SM_MAX"):
+                m.d.sync += [q.eq(_tree(x[4 * i:4 * i + 4], _max)) for i, q in enumerate(quarter)]
+                m.next = "SM_MAX2"
+            with m.State("SM_MAX2"):
+                m.d.sync += big.eq(_tree(quarter, _max))
+                m.next = "SM_DIFF"
+            with m.State("SM_DIFF"):
+                m.d.comb += step.eq(LaneStep.SM_DIFF)
+                m.next = "SM_EXP_0"
+            chain("SM_EXP", [LaneStep.SM_EXP], "SM_SUM")
             with m.State("SM_SUM"):
                 m.d.comb += step.eq(LaneStep.SM_SUM)
+                m.next = "SM_ESUM"
+            with m.State("SM_ESUM"):
+                rows = csa_tree(m, [lane.acc[:17] for lane in lanes], 21)
+                m.d.sync += [sum_s.eq(rows[0]), sum_c.eq(rows[1])]
                 m.next = "SM_DIVSET"
             with m.State("SM_DIVSET"):
-                e_sum = _tree([lane.acc[:17] for lane in lanes], _add)
-                divide(SOFTMAX_RECIP_SHIFT, e_sum, 20)
+                divide(SOFTMAX_RECIP_SHIFT, (sum_s + sum_c)[:21], 20)
                 m.next = "SM_DIV"
             with m.State("SM_DIV"):
-                wait_divider(LaneStep.SM_OUT, "OUT")
+                with m.If(~div.busy):
+                    m.next = "SM_OUT_0"
+            chain("SM_OUT", [LaneStep.SM_OUT], "OUT")
 
-            # ---- GELU: six lane steps, one product each
-            chain(("G_SQ", LaneStep.G_SQ), ("G_CUBE", LaneStep.G_CUBE),
-                  ("G_INNER", LaneStep.G_INNER), ("G_TANH", LaneStep.G_TANH),
-                  ("G_INTERP", LaneStep.G_INTERP), ("G_OUT", LaneStep.G_OUT))
+            # ---- GELU: six product steps
+            chain("G", [LaneStep.G_SQ, LaneStep.G_CUBE, LaneStep.G_INNER, LaneStep.G_TANH,
+                        LaneStep.G_INTERP, LaneStep.G_OUT], "OUT")
 
-            # ---- LayerNorm: differences, variance, square root, reciprocal, 16 products
+            # ---- LayerNorm: sum, differences, variance, square root, reciprocal, products
+            with m.State("LN_SUM"):
+                rows = csa_tree(m, x, 21)
+                m.d.sync += [sum_s.eq(rows[0]), sum_c.eq(rows[1])]
+                m.next = "LN_TOTAL"
+            with m.State("LN_TOTAL"):
+                m.d.sync += total.eq((sum_s + sum_c)[:20])
+                m.next = "LN_DIFF"
             with m.State("LN_DIFF"):
                 m.d.comb += step.eq(LaneStep.LN_DIFF)
-                m.next = "LN_VAR"
-            with m.State("LN_VAR"):
-                m.d.comb += step.eq(LaneStep.LN_VAR)
+                m.next = "LN_VAR_0"
+            chain("LN_VAR", [LaneStep.LN_VAR], "LN_VSUM")
+            with m.State("LN_VSUM"):
                 # d * d < 2**40 for |d| <= 2**20: the low 41 bits of each product suffice.
-                var = _tree([lane.prod[:41] for lane in lanes], _add)
-                m.d.sync += [sq_op.eq((var + eps_fx(self.eps)) << LN_SQRT_SHIFT), sq_res.eq(0),
-                             sq_one.eq(1 << (_SQRT_BITS - 2))]
-                m.next = "LN_SQRT"
+                rows = csa_tree(m, [lane.prod for lane in lanes] + [eps_fx(self.eps)], _VAR_BITS)
+                m.d.sync += [var_s.eq(rows[0]), var_c.eq(rows[1])]
+                m.next = "LN_VADD_1"
+            # The rows are the sum's operands from the cycle after LN_VSUM: its result is valid
+            # var_latency cycles later.
+            for k in range(1, var_latency + 2):
+                with m.State(f"LN_VADD_{k}"):
+                    if k <= var_latency:
+                        m.next = f"LN_VADD_{k + 1}"
+                    else:
+                        m.d.sync += [sq_op.eq(var_sum << LN_SQRT_SHIFT), root.eq(0),
+                                     rem_s.eq(0), rem_c.eq(0), sq_count.eq(_ROOT_BITS)]
+                        m.next = "LN_SQRT"
             with m.State("LN_SQRT"):
-                with m.If(sq_one != 0):
-                    with m.If(sq_op >= sq_res + sq_one):
-                        m.d.sync += [sq_op.eq(sq_op - (sq_res + sq_one)),
-                                     sq_res.eq((sq_res >> 1) + sq_one)]
-                    with m.Else():
-                        m.d.sync += sq_res.eq(sq_res >> 1)
-                    m.d.sync += sq_one.eq(sq_one >> 2)
+                with m.If(sq_count != 0):
+                    w = _ROOT_REM
+                    shift_s = Cat(sq_op[-2:], rem_s[:w - 2])
+                    shift_c = Cat(Const(0, 2), rem_c[:w - 2])
+                    minus = Signal(w)
+                    m.d.comb += minus.eq(~Cat(Const(1, 2), root, Const(0, w - _ROOT_BITS - 2)))
+                    trial_s, trial_c = csa(shift_s, shift_c, minus, w)
+                    trial_c = Cat(Const(1, 1), trial_c[1:])
+                    bit = ~sign_of_sum(trial_s, trial_c, w)
+                    m.d.sync += [rem_s.eq(Mux(bit, trial_s, shift_s)),
+                                 rem_c.eq(Mux(bit, trial_c, shift_c)),
+                                 root.eq(Cat(bit, root[:-1])), sq_op.eq(sq_op << 2),
+                                 sq_count.eq(sq_count - 1)]
                 with m.Else():
-                    divide(LN_RECIP_SHIFT, sq_res, QUOT_BITS)
+                    divide(LN_RECIP_SHIFT, root, QUOT_BITS)
                     m.next = "LN_DIV"
             with m.State("LN_DIV"):
-                wait_divider(LaneStep.LN_OUT, "OUT")
+                with m.If(~div.busy):
+                    m.next = "LN_OUT_0"
+            chain("LN_OUT", [LaneStep.LN_OUT], "OUT")
 
             with m.State("OUT"):
                 m.d.comb += self.o_stream.valid.eq(1)

@@ -50,34 +50,49 @@ Blocks and properties:
   of accepted squashes when it reaches the head, and discarded otherwise: the squash removes
   exactly the entries pushed before the producer saw it, atomically); ``draft_epoch_lag``: the
   ``w_squash`` pulses trail the accepted squashes by 0 or 1.
-  *The clock crossing is argued, not proved* (single-clock here): the two domains only meet in
-  ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop ``FFSynchronizer`` stages,
-  one bit changing per increment, so a sampled pointer is an old or the new value, never a
-  mix; the full/empty flags are computed against a late pointer, so they are only ever
-  pessimistic) and, for the epoch, the same pattern (a Gray-coded register through an
-  ``FFSynchronizer`` each way, one increment per round trip, see ``draft_epoch_lag``). With
-  one clock the synchronisers are plain delays, so the proofs cover every ordering of pushes,
-  pops and squashes with those delays; a slower or faster other side only adds or removes
-  cycles of delay, which the FIFO logic tolerates by the argument above.
+  These are the one-clock proofs (the synchronisers plain delays) with the real descriptor
+  layouts; the crossing itself, with the two domains clocked independently, is the block
+  ``async_fifo`` (:mod:`ahasd.synth.formal_async`). What neither models is metastability: a
+  synchroniser flop takes its input's value at the edge. That part stays argued: the two
+  domains only meet in ``amaranth.lib.fifo.AsyncFIFO`` (Gray-code pointers through two-flop
+  ``FFSynchronizer`` stages, one bit changing per increment, so a late sample is an old or the
+  new value, never a mix) and, for the epoch, a Gray-coded register through an
+  ``FFSynchronizer`` each way, one increment per round trip.
 * **TVC** (:mod:`ahasd.hw.tvc`, :data:`TVC_PARAMS`): ``decide_latency`` (a result exactly
   :data:`~ahasd.hw.tvc.DECISION_LATENCY` cycles after each accepted decide, none without,
-  whatever records and presets do; k-induction), ``records_applied`` (a model of the tables:
-  a preset fills its table, every accepted record with a non-zero length and a valid table
-  pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a preset in its cycle
-  after it; whenever TVC is not busy its averages equal the model's: no accepted record lost,
-  duplicated, reordered or wrongly computed, a preset in between winning).
+  whatever records and presets do; k-induction), ``backpressure`` (a record or decide offered
+  while ``ready`` is low is taken within the record latency of the block's docstring,
+  ``min(cb + 10, rb) + 2`` cycles: backpressure delays a request, it never refuses one; with
+  ``records_applied`` and ``decide_latency``, nothing offered is lost), ``records_applied`` (a
+  model of the tables: a preset fills its table, every accepted record with a non-zero length
+  and a valid table pushes ``min(to_pim?(cycles) * 256 // length, 2**rb - 1)`` at once, a
+  preset in its cycle after it; whenever TVC is not busy its averages equal the model's: no
+  accepted record lost, duplicated, reordered or wrongly computed, a preset in between
+  winning).
+* **Async FIFO** (:mod:`ahasd.synth.formal_async`): the feedback and draft queues with their
+  two clock domains kept apart (clock enables, and free clocks with ``multiclock on``): the
+  crossing itself, proved.
+* **UART bridge** (:mod:`ahasd.synth.formal_uart`): receiver, transmitter and the bus side
+  against an AXI4-Lite slave that takes AW and W in any order.
 
-``python -m ahasd.synth.formal [gts|csr|divider|queues|tvc|all]`` prints a table of the
-results.
+Blocks in modules of their own call :func:`register`. A run that exceeds its timeout is
+ended with every process sby started (:func:`kill_tree`).
+
+``python -m ahasd.synth.formal [BLOCK|all]`` prints a table of the results and exits non-zero
+when a property does not hold or a broken copy is not caught; ``python -m ahasd.formal`` (the
+application side, which may write files of the repository) does the same and, with
+``--readme FILE``, rewrites the generated section ``formal`` of FILE (:func:`readme_table`).
 """
 
 import dataclasses
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +101,8 @@ from amaranth.hdl import Assert, Assume, DomainRenamer
 
 __all__ = ["Property", "FormalResult", "FormalError", "BLOCKS", "PROPERTIES", "MUTANTS",
            "MUTANT_DEPTH", "DIVIDER_CONFIGS", "QUEUE_DEPTH", "TVC_PARAMS", "harness", "run_sby",
-           "prove", "check", "tools"]
+           "prove", "check", "tools", "register", "kill_tree", "readme_table", "README_SECTION", "run_table",
+           "fail_unless_all_hold", "main"]
 
 #: BMC depth at which every mutant must show a counterexample.
 MUTANT_DEPTH = 8
@@ -108,61 +124,29 @@ class Property:
     #: BMC depth at which the broken copy must fail (:data:`MUTANT_DEPTH` unless a
     #: counterexample needs a longer run, e.g. a whole TVC record).
     mutant_depth: int = MUTANT_DEPTH
+    #: Every clock a free input (sby ``multiclock on``): the clock-crossing proofs.
+    multiclock: bool = False
+    #: Memories mapped to flip-flops before the proof (``memory_map``: 4x faster on the FIFOs).
+    memory_map: bool = False
 
 
-#: The blocks, in the order of the table.
-BLOCKS = ("gts", "csr", "divider", "queues", "tvc")
+#: The blocks, in the order of the table (``uart`` and ``async_fifo`` are registered by their
+#: own modules, :func:`register`).
+BLOCKS = ("gts", "csr", "divider", "queues", "tvc", "uart", "async_fifo")
 
-PROPERTIES = {p.name if p.block == "gts" else f"{p.block}.{p.name}": p for p in [
-    Property("gts", "legal_state", "prove", 2, "state is never the unused encoding 3"),
-    Property("gts", "one_cycle_switch", "prove", 2, "a switch cycle is never followed by one"),
-    Property("gts", "switch_on_mode_change", "bmc", 24,
-             "a switch cycle follows exactly an accepted task of another kind than the mode"),
-    Property("gts", "no_accept_while_switching", "prove", 2, "i_task.ready is low in a switch"),
-    Property("gts", "rank_enables", "prove", 2, "rank_en is 0 in IDLE, else the mode's mask"),
-    Property("gts", "task_pulse", "prove", 2, "o_task is a one-cycle pulse of the accepted task"),
-    Property("gts", "reset_values", "prove", 2, "state, masks, outputs and counters at reset"),
-    Property("csr", "b_per_write", "prove", 3, "one B per AW and W, none without"),
-    Property("csr", "r_per_read", "prove", 3, "one R per AR, none without"),
-    Property("csr", "stable_while_waiting", "prove", 3,
-             "B and R keep valid and payload until taken"),
-    Property("csr", "reset_values", "prove", 2,
-             "ready/valid outputs and every config/intr field at reset"),
-    Property("csr", "reads_reset_until_written", "bmc", 12,
-             "a read before any write returns the reset values; SLVERR and 0 off the map"),
-    Property("csr", "w1c", "bmc", 16, "intr fields: set by hardware, write 1 clears, set wins"),
-    Property("csr", "read_only", "prove", 8,
-             "const fields read their value, status fields the hardware's, whatever is written"),
-    Property("divider", "quotient_round", "prove", 8,
-             "round_half_up: min((a + b/2) // b, 2**q - 1), all ones for b = 0"),
-    Property("divider", "quotient_check", "prove", 8,
-             "check_cycle: min(a // b, 2**q - 1), the high part wider than the comparator"),
-    Property("divider", "quotient_steps", "prove", 8,
-             "variable_steps: min(a // b, 2**s - 1) for s = 1..q"),
-    Property("divider", "cycles", "prove", 8,
-             "busy from the cycle after start; result exactly q cycles after start"),
-    Property("divider", "cycles_check", "prove", 8,
-             "check_cycle: result 1 cycle after start if it saturates, else 1 + q"),
-    Property("divider", "cycles_steps", "prove", 8, "variable_steps: result s cycles after start"),
-    Property("divider", "abort", "prove", 2, "an abort while busy: idle next cycle, no result"),
-    Property("divider", "quotient_held", "bmc", 16,
-             "quotient holds the last result from the cycle after it until the next start"),
-    Property("queues", "preverify_fifo", "bmc", 12,
-             "the pre-verify queue: nothing lost, duplicated, reordered or corrupted"),
-    Property("queues", "feedback_fifo", "bmc", 14,
-             "the feedback queue (AsyncFIFO, one clock): the same FIFO contract"),
-    Property("queues", "draft_squash", "bmc", 16,
-             "the draft queue: an entry is delivered, in order, iff its tag is the current "
-             "epoch when it reaches the head, else discarded"),
-    Property("queues", "draft_epoch_lag", "bmc", 24,
-             "the w_squash pulses trail the accepted squashes by 0 or 1"),
-    Property("tvc", "decide_latency", "prove", 4,
-             "a result exactly 3 cycles after each accepted decide, none without, whatever "
-             "the records and presets do"),
-    Property("tvc", "records_applied", "bmc", 16,
-             "every accepted record is applied to its table, in order (a table model), "
-             "a preset in between or in its cycle winning"),
-]}
+#: Where the properties of this module's blocks are written (``synth/formal_properties.toml``).
+PROPERTIES_FILE = Path(__file__).with_name("formal_properties.toml")
+
+
+def _load_properties(path=PROPERTIES_FILE):
+    """The properties of ``path``, keyed ``name`` for GTS and ``block.name`` for the others."""
+    with open(path, "rb") as f:
+        tables = tomllib.load(f)
+    return {row["name"] if block == "gts" else f"{block}.{row['name']}": Property(block, **row)
+            for block, rows in tables.items() for row in rows}
+
+
+PROPERTIES = _load_properties()
 
 
 def tools():
@@ -578,6 +562,7 @@ MUTANTS = {
     "queues.draft_squash": "w_squash never pulses",
     "queues.draft_epoch_lag": "squash_ready always high",
     "tvc.decide_latency": "a result is dropped while the divider works",
+    "tvc.backpressure": "record.ready held low while a decide is offered (records starve)",
     "tvc.records_applied": "a record of length 1 never starts the divider",
 }
 
@@ -597,36 +582,112 @@ class FormalResult:
     folder: Path
 
 
-def _sby_text(mode, depth):
-    return (f"[options]\nmode {mode}\ndepth {depth}\n\n[engines]\nsmtbmc yices\n\n"
-            f"[script]\nread_rtlil top.il\nprep -top top\n\n[files]\ntop.il\n")
+def _sby_text(mode, depth, multiclock=False, memory_map=False):
+    options = "multiclock on\n" if multiclock else ""
+    script = "memory_map\nopt -fast\n" if memory_map else ""
+    return (f"[options]\nmode {mode}\ndepth {depth}\n{options}\n[engines]\nsmtbmc yices\n\n"
+            f"[script]\nread_rtlil top.il\nprep -top top\n{script}\n[files]\ntop.il\n")
 
 
-def run_sby(design, folder, *, mode, depth, timeout=600):
+def _run_group(argv, *, cwd, env, timeout):
+    """Run ``argv`` in a new process group; return its output. On ``timeout`` (or any other
+    exception while waiting) the whole tree is killed before :class:`FormalError` is raised:
+    sby's group and the groups sby gives each engine (yosys-smtbmc and its solver), so that
+    no solver runs on after a timed-out proof."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc.pid)
+        proc.communicate()
+        raise FormalError(f"sby timed out after {timeout} s in {cwd} (its processes "
+                          f"killed)") from None
+    except BaseException:
+        kill_tree(proc.pid)
+        proc.communicate()
+        raise
+    return out
+
+
+def _children():
+    """``{pid: [child pids]}`` from ``/proc`` (empty where there is no ``/proc``)."""
+    tree = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue                          # gone meanwhile
+        tree.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    return tree
+
+
+def kill_tree(pid):
+    """SIGKILL process ``pid``, its process group and every descendant's process group."""
+    for _ in range(3):                        # a process may start another while we walk
+        tree, found, todo = _children(), [], [pid]
+        while todo:
+            found.append(todo.pop())
+            todo.extend(tree.get(found[-1], []))
+        groups = {pid}
+        for p in found:
+            try:
+                groups.add(os.getpgid(p))
+            except ProcessLookupError:
+                pass
+        for group in groups - {os.getpgrp()}:      # never our own group
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for p in found:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if len(found) == 1:
+            break
+
+
+def _assert_name(il, name):
+    """The property name of a failed assert: ``multiclock`` runs report the cell
+    (``check_42``), whose ``FORMAT`` in the RTLIL is the name given to ``Assert``."""
+    cell = re.fullmatch(r"check_(\d+)", name)
+    if cell:
+        found = re.search(rf"cell \$check \${cell.group(1)}\n\s*parameter \\FORMAT \"([^\"]*)\"", il)
+        if found:
+            return found.group(1)
+    return name
+
+
+def run_sby(design, folder, *, mode, depth, timeout=600, multiclock=False, memory_map=False):
     """Convert ``design`` (a :func:`harness`) and run sby ``mode`` (``prove`` or ``bmc``) to
-    ``depth`` in ``folder``; return a :class:`FormalResult`."""
+    ``depth`` in ``folder`` (``multiclock``: ``multiclock on``, every clock a free input
+    sampled at the global clock; ``memory_map``: memories as flip-flops); return a
+    :class:`FormalResult`. Past ``timeout`` seconds the run's processes are killed
+    (:func:`kill_tree`) and :class:`FormalError` raised."""
     from amaranth.back import rtlil
     if mode not in ("prove", "bmc"):
         raise ValueError(f"mode must be prove or bmc, not {mode!r}")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "top.il").write_text(rtlil.convert(design, name="top"))
-    (folder / "check.sby").write_text(_sby_text(mode, depth))
+    il = rtlil.convert(design, name="top")
+    (folder / "top.il").write_text(il)
+    (folder / "check.sby").write_text(_sby_text(mode, depth, multiclock, memory_map))
     sby, yosys, smtbmc = tools()
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sby).parent),
                                                  os.environ.get("PATH", "")]))
     start = time.monotonic()
-    proc = subprocess.run([sby, "--yosys", yosys, "--smtbmc", smtbmc, "-f", "check.sby"],
-                          cwd=folder, capture_output=True, text=True, env=env, timeout=timeout)
+    log = _run_group([sby, "--yosys", yosys, "--smtbmc", smtbmc, "-f", "check.sby"],
+                     cwd=folder, env=env, timeout=timeout)
     seconds = time.monotonic() - start
-    log = proc.stdout + proc.stderr
     (folder / "sby.log").write_text(log)
     done = re.search(r"DONE \((\w+), rc=(\d+)\)", log)
     if done is None or done.group(1) == "ERROR":
         raise FormalError(f"sby failed in {folder}: {log[-1500:]}")
     status = done.group(1).lower()
-    failed = tuple(sorted(set(re.findall(r"Assert failed in \S+: .*?\((?:_witness_\.)?(\S+?)\)",
-                                         log))))
+    failed = tuple(sorted({_assert_name(il, name) for name in re.findall(
+        r"Assert failed in \S+: .*?\((?:_witness_\.)?(\S+?)\)", log)}))
     if status == "fail" and mode == "prove" and "returned pass for basecase" in log:
         status = "unknown"             # the base case holds; only the induction step failed
     return FormalResult(status, mode, depth, seconds, failed, folder)
@@ -639,8 +700,10 @@ def prove(key, build_dir, *, mutant=False):
     design = harness(p.block, [p.name], mutant=p.name if mutant else None)
     folder = Path(build_dir) / p.block / (p.name + ("-mutant" if mutant else ""))
     if mutant:                         # a counterexample is all that is needed: BMC
-        return run_sby(design, folder, mode="bmc", depth=p.mutant_depth)
-    return run_sby(design, folder, mode=p.method, depth=p.depth)
+        return run_sby(design, folder, mode="bmc", depth=p.mutant_depth,
+                       multiclock=p.multiclock, memory_map=p.memory_map)
+    return run_sby(design, folder, mode=p.method, depth=p.depth, multiclock=p.multiclock,
+                   memory_map=p.memory_map)
 
 
 def check(keys=None, build_dir="build/formal", mutants=True):
@@ -651,20 +714,82 @@ def check(keys=None, build_dir="build/formal", mutants=True):
                                           else None)
 
 
-def main(argv=None):
-    which = (argv or sys.argv[1:] or ["all"])[0]
+#: The README section :func:`main` rewrites with ``--readme FILE`` (between the lines
+#: ``<!-- formal: begin ... -->`` and ``<!-- formal: end -->``, see :mod:`ahasd.readme`).
+README_SECTION = "formal"
+
+_BLOCK_TITLES = {"gts": "GTS", "csr": "CSR", "divider": "Divider", "queues": "Queues",
+                 "tvc": "TVC", "uart": "UART bridge", "async_fifo": "Async FIFO"}
+
+
+def readme_table(rows, seconds):
+    """The generated README section: a Markdown table of ``rows`` (``(key, result,
+    mutant_result)`` of :func:`check`) and the whole run's wall time ``seconds``."""
+    from ahasd.synth.markdown import markdown_table
+    lines = []
+    for key, real, broken in rows:
+        p = PROPERTIES[key]
+        method = "k-induction" if real.mode == "prove" else "BMC"
+        if p.multiclock:
+            method += " (multiclock)"
+        proof = f"{real.seconds:.1f}" if real.status == "pass" else f"{real.status.upper()}"
+        fails = f"{broken.seconds:.1f}" if broken.status == "fail" else \
+            f"{broken.status.upper()} (not caught)"
+        lines.append((_BLOCK_TITLES.get(p.block, p.block), p.name, p.text, f"{method} {p.depth}",
+                      proof, MUTANTS[key], f"BMC {broken.depth}", fails))
+    table = markdown_table(("block", "property", "what holds", "method, depth", "proof (s)",
+                            "broken copy", "its check", "fails in (s)"), lines)
+    # Text columns left-aligned, the times right-aligned.
+    head, _, rest = table.split("\n", 2)
+    table = "\n".join([head, "|:---|:---|:---|:---|---:|:---|:---|---:|", rest])
+    return (f"{len(rows)} properties, each proved and shown to fail on its broken copy; "
+            f"the whole run took {seconds:.0f} s (one sby job at a time, on the machine that "
+            f"ran `make formal`).\n\n{table}")
+
+
+def run_table(which="all", build_dir="build/formal"):
+    """Prove every property of block ``which`` (or ``all``) and show each fails on its broken
+    copy, printing a table row by row; return ``(rows, seconds)`` (rows as :func:`check`)."""
     if which != "all" and which not in BLOCKS:
         raise SystemExit(f"formal: the block must be {', '.join(BLOCKS)} or all, not {which!r}")
-    keys = [k for k, p in PROPERTIES.items() if which in ("all", p.block)]
+    keys = sorted((k for k, p in PROPERTIES.items() if which in ("all", p.block)),
+                  key=lambda k: BLOCKS.index(PROPERTIES[k].block))     # stable within a block
     print("| block | property | method | depth | result | s | mutant | mutant result | s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for key, real, broken in check(keys):
+    rows, start = [], time.monotonic()
+    for key, real, broken in check(keys, build_dir=build_dir):
         p = PROPERTIES[key]
         method = "k-induction" if real.mode == "prove" else "BMC"
         print(f"| {p.block} | {p.name} | {method} | {real.depth} | {real.status} | "
               f"{real.seconds:.1f} | {MUTANTS[key]} | {broken.status} | {broken.seconds:.1f} |",
               flush=True)
+        rows.append((key, real, broken))
+    seconds = time.monotonic() - start
+    print(f"formal: {len(rows)} properties in {seconds:.0f} s")
+    return rows, seconds
 
+
+def fail_unless_all_hold(rows):
+    """Exit (status 1, one line) if a property of ``rows`` did not hold or its broken copy was
+    not caught."""
+    bad = [key for key, real, broken in rows if real.status != "pass" or broken.status != "fail"]
+    if bad:
+        raise SystemExit(f"formal: {len(bad)} of {len(rows)} properties did not hold or did not "
+                         f"fail on their broken copy: {', '.join(bad)}")
+
+
+def main(argv=None):
+    """``python -m ahasd.synth.formal [BLOCK|all]``: prove, print the table, fail (exit status
+    1) when a property does not hold or a broken copy is not caught. (``python -m ahasd.formal``
+    is the same with ``--readme FILE``.)"""
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m ahasd.synth.formal",
+                                     description="Formal proofs of the RTL blocks (sby).")
+    parser.add_argument("block", nargs="?", default="all")
+    parser.add_argument("--build-dir", type=Path, default=Path("build/formal"), metavar="DIR")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    rows, _ = run_table(args.block, args.build_dir)
+    fail_unless_all_hold(rows)
 
 
 # -- the divider, the queues, TVC -----------------------------------------------------------------
@@ -964,9 +1089,15 @@ def _lose_length_one(m, t):
         m.d.comb += m.submodules.divider.start.eq(0)
 
 
+def _starve_records(m, t):
+    """Mutant: no record is taken while a decide is offered."""
+    with m.If(t.decide.valid):
+        m.d.comb += t.record.ready.eq(0)
+
+
 def _tvc_dut(mutant=None):
     from ahasd.hw.tvc import TVC
-    mutation = {"decide_latency": _drop_results_while_busy,
+    mutation = {"decide_latency": _drop_results_while_busy, "backpressure": _starve_records,
                 "records_applied": _lose_length_one}.get(mutant)
     return (_subclass(TVC, mutation) if mutation else TVC)(**TVC_PARAMS)
 
@@ -1011,7 +1142,20 @@ def _tvc(m, dut, free, selected):
             m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
         total = sum(entries[1:], entries[0])
         same &= getattr(dut.average, name) == (total >> p.depth_log2)[:p.ratio_bits]
+    # Backpressure: a request offered and not taken waits at most the record latency of the
+    # docstring (busy from a record's accept until its ratio is in the table).
+    latency = min(p.cycles_bits + 2 + RATIO_FRAC_BITS, p.ratio_bits) + 2
+    waits = Const(1)
+    for name in ("record", "decide"):
+        port = getattr(dut, name)
+        wait = Signal(range(latency + 2), name=f"m_{name}_wait")
+        with m.If(port.valid & ~port.ready):
+            m.d.sync += wait.eq(Mux(wait == latency + 1, wait, wait + 1))
+        with m.Else():
+            m.d.sync += wait.eq(0)
+        waits &= wait <= latency
     checks = {
+        "backpressure": waits,
         # Exactly DECISION_LATENCY cycles after each accepted decide, none without (from
         # reset: the past registers start at 0 as result.valid does).
         "decide_latency": dut.result.valid == accepted,
@@ -1030,5 +1174,19 @@ def _tvc_harness(selected, mutant):
 _MORE["tvc"] = _tvc_harness
 
 
+def register(block, properties, mutants, build):
+    """Add ``block`` (a module of its own, e.g. :mod:`ahasd.synth.formal_uart`): its
+    :class:`Property` list, ``{key: broken copy}`` and ``build(selected, mutant)`` -> harness."""
+    if block not in BLOCKS:
+        raise ValueError(f"register: {block!r} is not one of BLOCKS {BLOCKS}")
+    for p in properties:
+        PROPERTIES[f"{block}.{p.name}"] = p
+    MUTANTS.update({f"{block}.{name}": text for name, text in mutants.items()})
+    _MORE[block] = build
+
+
+from ahasd.synth import formal_async, formal_uart  # noqa: E402,F401  (they call register)
+
 if __name__ == "__main__":
-    main()
+    from ahasd.synth.formal import main as _main  # the registered copy of this module
+    _main()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ahasd.bench.area_plots import plot_area, plot_edc_tradeoff
 from ahasd.bench.area_points import DEFAULT_GRID, SWEPT, check_point, grid_of_axes, parse_axis
-from ahasd.synth.area_report import area_report
+from ahasd.synth import area_report as area_flow
 
 __all__ = ["SWEPT", "DEFAULT_GRID", "FIGURES", "TRACE_PAIRS", "parse_axis", "grid_of_axes",
            "check_point", "area_point", "evaluate_cell", "record_traces", "file_trace",
@@ -47,7 +47,7 @@ def area_point(point, *, build_dir="build/sweep/area", timing=False):
     params = check_point(point)
     block = point["block"]
     key = hashlib.sha1(json.dumps(point, sort_keys=True).encode()).hexdigest()[:12]
-    report = area_report(block, Path(build_dir) / f"{block}-{key}", params=params,
+    report = area_flow.area_report(block, Path(build_dir) / f"{block}-{key}", params=params,
                          timing=timing)
     row = dict(point)
     if block == "edc":

@@ -20,7 +20,7 @@ from ahasd.sim.blocks.gemv import gemv
 from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "run_verilated", "CASES", "print_figures"]
+__all__ = ["markdown_figures", "README_SECTION", "bench", "run_verilated", "CASES", "print_figures"]
 
 #: (layer, M slice, N, burst_bytes, t_ccd): slices of the draft model's 2048x2048 and 4096x4096
 #: layers (a slice = the output rows of one GEMV bank).
@@ -141,3 +141,17 @@ def print_figures(figures, console=None):
                  "bound [MAC/cycle]", "efficiency [ratio]", "raw bound [MAC/cycle]", "efficiency_raw [ratio]",
                  "refreshes [REF]"), rows, console=console, left=("layer",))
     print_text(figures["simulated"], console=console)
+
+
+#: The README section :func:`markdown_figures` fills (``ahasd bench gemv --readme FILE``).
+README_SECTION = "gemv"
+
+
+def markdown_figures(figures):
+    """The README's GEMV table: every case of ``figures`` (as :func:`bench` returns them)."""
+    from ahasd.synth.markdown import markdown_table
+    rows = [(c["layer"], f"{c['m']}x{c['n']}", c["burst_bytes"], c["t_ccd"], f"{c['cycles']:,}",
+             f"{c['reads']:,}", f"{c['refpb'] + c['refab']:,}", f"{c['efficiency']:.4f}", f"{c['efficiency_raw']:.4f}")
+            for c in figures["cases"]]
+    return markdown_table(("layer", "slice", "B [bytes]", "tCCD [cycles]", "cycles", "reads", "refreshes",
+                           "efficiency (refresh-adjusted bound)", "efficiency_raw (B / tCCD)"), rows)

@@ -10,6 +10,10 @@ not finite, such as a rate over an unmeasurably short time, becomes null).
 import importlib
 import json
 import math
+from pathlib import Path
+
+from ahasd.errors import CliError
+from ahasd.readme import check_readme, update_section
 
 __all__ = ["BENCHES", "register", "finite_or_null"]
 
@@ -31,16 +35,31 @@ def register(sub):
     p.add_argument("name", choices=list(BENCHES) + ["all"])
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--quick", action="store_true", help="smaller problem sizes (for smoke tests)")
+    p.add_argument("--readme", type=Path, default=None, metavar="FILE",
+                   help="also rewrite the bench's generated table of FILE (gemv: section 'gemv')")
     p.set_defaults(func=run)
+
+
+def _module(name):
+    module_name, _, func = BENCHES[name].partition(":")
+    module = importlib.import_module(module_name)
+    return module, getattr(module, func)
 
 
 def run(args):
     names = list(BENCHES) if args.name == "all" else [args.name]
+    if args.readme is not None:
+        with_tables = [n for n in BENCHES if hasattr(_module(n)[0], "README_SECTION")]
+        if args.name not in with_tables:
+            raise CliError(f"--readme: bench {args.name} has no README table (benches with one: "
+                           f"{', '.join(with_tables)})")
+        module = _module(args.name)[0]
+        check_readme(args.readme, [module.README_SECTION])
     figures = {}
     for name in names:
-        module_name, _, func = BENCHES[name].partition(":")
-        bench = getattr(importlib.import_module(module_name), func)
-        figures[name] = bench(json_output=args.json, quick=args.quick)
+        figures[name] = _module(name)[1](json_output=args.json, quick=args.quick)
+    if args.readme is not None:
+        update_section(args.readme, module.README_SECTION, module.markdown_figures(figures[args.name]))
     if args.json:
         data = finite_or_null(figures if args.name == "all" else figures[args.name])
         print(json.dumps(data, indent=2, allow_nan=False))

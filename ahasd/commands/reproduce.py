@@ -40,6 +40,8 @@ def register(sub):
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--window", default=None, metavar="START:END",
+                   help="timeline.png shows these seconds of its run (default the whole run)")
     p.set_defaults(func=run)
 
 
@@ -58,13 +60,20 @@ def run(args):
         raise CliError(f"--tokens must be a positive integer, not {args.tokens}")
     if args.jobs < 1:
         raise CliError(f"--jobs must be a positive integer, not {args.jobs}")
+    window = None
+    if args.window is not None:
+        from ahasd.sim.system.plots import parse_window
+        try:
+            window = parse_window(args.window)
+        except ValueError as e:
+            raise CliError(str(e)) from None
     fresh_output_dir(args.out, "--out", force=args.force)    # before any work
     t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         h, wall = reproduce(args.out, tokens=args.tokens, seed=args.seed, seeds=args.seeds,
                             jobs=args.jobs,
                             scheduler=args.scheduler, quick=args.quick, overrides=args.overrides,
-                            plots=not args.no_plots, progress=_bar)
+                            plots=not args.no_plots, progress=_bar, window=window)
     except ValueError as e:
         raise CliError(str(e)) from None
     total, cpu = time.perf_counter() - t0, _cpu_s() - cpu0

@@ -85,19 +85,36 @@ class EngineStats:
     #: recent spans by (device, kind): a device whose kinds may run at once (partitioned ranks:
     #: drafting and pre-verifying on other units) counts an overlap once
     spans: dict[tuple, deque] = field(default_factory=dict)
+    #: busy seconds by (device, kind) as counted in ``busy`` (they add up to it per device)
+    busy_kind: dict[tuple, float] = field(default_factory=dict)
+    #: of the draft device's busy ``draft`` seconds, those of batches later squashed
+    squashed_draft_s: float = 0.0
+    #: the verify device's idle seconds by cause: ``redraft`` (after a rejection, by the NPU or
+    #: a pre-verification), ``edc`` (the draft device had stopped on an EDC decision), ``other``
+    wait: dict[str, float] = field(default_factory=dict)
+    #: ``(device, what, time)`` of each accept, reject and squash (kept with the timeline)
+    marks: list[tuple[str, str, float]] = field(default_factory=list)
 
     def charge(self, dev, kind, t0, t1, pj, keep_timeline):
         """``dev`` was busy with ``kind`` from ``t0`` to ``t1`` and spent ``pj``. Busy time is
         the union: the part of the span that overlaps recent spans of another kind on ``dev``
-        (tasks of one kind never overlap) is not counted again."""
+        (tasks of one kind never overlap) is not counted again. Return the seconds counted."""
         overlap = sum(max(0.0, min(t1, b) - max(t0, a))
                       for (d, k), recent in self.spans.items() if d == dev and k != kind
                       for a, b in recent)
         self.spans.setdefault((dev, kind), deque(maxlen=16)).append((t0, t1))
-        self.busy[dev] = self.busy.get(dev, 0.0) + (t1 - t0) - overlap
+        counted = (t1 - t0) - overlap
+        self.busy[dev] = self.busy.get(dev, 0.0) + counted
+        self.busy_kind[(dev, kind)] = self.busy_kind.get((dev, kind), 0.0) + counted
         self.energy_pj[dev] = self.energy_pj.get(dev, 0.0) + pj
         if keep_timeline:
             self.timeline.append((dev, kind, t0, t1))
+        return counted
+
+    def mark(self, dev, what, t, keep_timeline):
+        """Note an ``accept``, ``reject`` or ``squash`` on ``dev`` at ``t`` (with the timeline)."""
+        if keep_timeline:
+            self.marks.append((dev, what, t))
 
 
 @dataclass
@@ -146,6 +163,10 @@ class _State:
     pim_task: _PimTask = _PimTask.DRAFT
     next_id: int = 0
     t: float = 0.0
+    #: busy ``draft`` seconds counted for each drafted batch still pending, by batch id
+    draft_s: dict[int, float] = field(default_factory=dict)
+    idle_t: float = 0.0              #: when the verify device last became idle
+    idle_cause: str = "other"        #: why (a key of :attr:`EngineStats.wait`)
 
 
 def run_engine(spec, timing, source, prompt, n_tokens, deciders=None, *, max_lookahead=4,
@@ -226,10 +247,14 @@ class _Engine:
         head = s.pending[0]
         if head.resolved is not None:
             s.pending.popleft()
+            s.draft_s.pop(head.id, None)
             self._count_verification(head.drafted_len, head.resolved.accepted, False)
             s.committed.extend(head.resolved.commit)
+            s.idle_cause = "redraft"     # a pre-verification found the rejection
             return True
         kv = len(self.prompt) + len(s.committed)
+        wait = self.st.wait
+        wait[s.idle_cause] = wait.get(s.idle_cause, 0.0) + (s.t - s.idle_t)
         dt, pj = self.timing.verify(len(head.tokens), kv)
         s.verifying = _Verifying(head, s.t, s.t + dt, kv, pj, mark=s.t)
         return False
@@ -372,6 +397,11 @@ class _Engine:
         verdict = settle(b.tokens, n_acc, nxt, later=bool(s.pending) or s.drafting is not None)
         self._count_verification(len(b.tokens), n_acc, verdict.full)
         s.committed.extend(verdict.commit)
+        s.draft_s.pop(b.id, None)
+        st.mark(self.spec.verify_dev, "accept" if verdict.full else "reject", t,
+                self.keep_timeline)
+        s.idle_t = t
+        s.idle_cause = "redraft" if verdict.squash else "edc" if s.waiting else "other"
         if verdict.squash:
             self._squash_all()
             self._rewind(b)
@@ -408,10 +438,14 @@ class _Engine:
             c.preverified = p.length
             return
         st.preverify_rejects += 1
+        st.mark(self.spec.draft_dev, "reject", t, self.keep_timeline)
         behind = list(s.pending)[list(s.pending).index(c) + 1:]
-        for _ in behind:
+        for gone in behind:
             s.pending.pop()
+            st.squashed_draft_s += s.draft_s.pop(gone.id, 0.0)
         st.squashed += len(behind)
+        if behind:
+            st.mark(self.spec.draft_dev, "squash", t, self.keep_timeline)
         c.tokens = c.tokens[:n_acc]
         c.resolved = verdict
         self._rewind(c)
@@ -427,7 +461,8 @@ class _Engine:
         b, per = d.batch, d.per_token
         end = per[-1][0] if per else s.t
         pj = sum(p for _, p in per)
-        st.charge(self.spec.draft_dev, "draft", b.ready_t, end, pj, self.keep_timeline)
+        s.draft_s[b.id] = st.charge(self.spec.draft_dev, "draft", b.ready_t, end, pj,
+                                    self.keep_timeline)
         st.draft_tokens_total += len(b.tokens)
         st.draft_tokens_done += len(b.tokens)
         if self.tvc is not None:
@@ -453,13 +488,16 @@ class _Engine:
             # the token in progress is charged in full (it had started)
             pj = sum(spent) + (part[1] if part else 0.0)
             start = d.batch.ready_t
-            st.charge(self.spec.draft_dev, "draft", start, max(start, s.t), pj,
-                      self.keep_timeline)
+            st.squashed_draft_s += st.charge(self.spec.draft_dev, "draft", start,
+                                             max(start, s.t), pj, self.keep_timeline)
             st.draft_tokens_total += len(spent) + (1 if part else 0)
             st.draft_tokens_done += len(spent)
             victims += 1
             s.drafting = None
         st.squashed += victims
+        st.squashed_draft_s += sum(s.draft_s.pop(b.id, 0.0) for b in s.pending)
+        if victims:
+            st.mark(self.spec.draft_dev, "squash", s.t, self.keep_timeline)
         s.pending.clear()
 
     def _rewind(self, batch):

@@ -12,7 +12,7 @@ The LPDDR5-PIM's rates come from the RTL up: ``pim.units`` GEMV units at
   per operator ``base + per_elem * lanes * ceil(elements / (lanes * units))`` PIM cycles, the
   elements split evenly over the ranks' AAUs and padded to whole 16-lane requests (the RTL
   takes one vector per request). The figures are the RTL's cycles, measured by
-  ``ahasd bench rtl-timing`` into ``configs/rtl_timing.toml`` (softmax 26, GELU 8, LayerNorm 70
+  ``ahasd bench rtl-timing`` into ``configs/rtl_timing.toml`` (softmax 37, GELU 26, LayerNorm 83
   cycles per vector). A softmax or LayerNorm row longer than 16 lanes also needs its vectors'
   max and sums combined; the RTL does not do that step and the model does not charge it.
 * on any other device (NPU vector unit, GPUs), ``passes * elements / vector_rate``, with

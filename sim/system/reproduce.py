@@ -39,13 +39,14 @@ CSV_FIELDS = ["acceptance_pair", "pair", "policy", "system", "ablation", "seed",
 
 
 def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, quick=False,
-              overrides=(), plots=True, progress=None, max_files=None):
+              overrides=(), plots=True, progress=None, max_files=None, window=None):
     """Run the grid into folder ``out``; return (headlines dict, wall seconds).
 
     ``seeds``: decoding seeds per cell, ``seed``, ``seed + 1``, ... (default :data:`SEEDS`,
-    :data:`QUICK_SEEDS` with ``quick``). ``progress``: None, or ``progress(description,
-    total)``, a context manager that yields a callable called once per finished run
-    (``ahasd reproduce`` passes a progress bar).
+    :data:`QUICK_SEEDS` with ``quick``). ``window``: ``(start, end)`` seconds of the timeline
+    run drawn in ``timeline.png`` (default the whole run). ``progress``: None, or
+    ``progress(description, total)``, a context manager that yields a callable called once per
+    finished run (``ahasd reproduce`` passes a progress bar).
     """
     cfg = load_config(overrides)  # validates --set before any work
     seed_values = seed_list(seed, (QUICK_SEEDS if quick else SEEDS) if seeds is None else seeds)
@@ -60,7 +61,10 @@ def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, q
     timeline_cell = {"system": "ahasd", "pair": pairs[0], "policy": "adaedl", "tokens": tokens,
                      "seed": seed, "offload": True, "overrides": tuple(overrides),
                      "keep_timeline": True, **({"max_files": max_files} if max_files else {})}
-    extra = [timeline_cell] if plots else []
+    from ahasd.sim.system.plots import sensitivity_cells  # matplotlib only when drawing
+    extra = ([timeline_cell] + sensitivity_cells(pairs[0], tokens=tokens, seed=seed,
+                                                 overrides=overrides, max_files=max_files)
+             if plots else [])
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     if progress is not None:
@@ -69,7 +73,8 @@ def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, q
             runs = run_cells(cells + extra, jobs=jobs, scheduler=scheduler, progress=step)
     else:
         runs = run_cells(cells + extra, jobs=jobs, scheduler=scheduler)
-    runs, tl = runs[:len(cells)], (runs[len(cells)] if extra else None)
+    runs, tl, sens = (runs[:len(cells)], runs[len(cells)] if extra else None,
+                      runs[len(cells) + 1:])
     wall = time.perf_counter() - t0
     _write_csv(out / "grid.csv", runs)
     rows = [_cell_row(c, [runs[j * len(base) + i] for j in range(len(seed_values))], seed_values)
@@ -86,7 +91,8 @@ def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, q
     if plots:
         from ahasd.sim.system.plots import write_plots  # matplotlib
         write_plots(rows, out, pairs=pairs, policies=policies,
-                    acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl)
+                    acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl,
+                    window=window, sensitivity_rows=sens)
     return h, wall
 
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ahasd.sim.decoding.policies import AcceptancePredictor
 
 __all__ = ["SimResult", "simulate", "prepare", "POLICIES", "default_acceptance_pair",
-           "acceptance_pair_of"]
+           "acceptance_pair_of", "time_breakdown"]
 
 POLICIES = ("fixed", "specdecpp", "svip", "adaedl", "banditspec")
 _PREDICTORS: dict[tuple, "AcceptancePredictor"] = {}
@@ -72,17 +72,21 @@ class SimResult:
     tvc_saturated_records: int
     tvc_saturated_decisions: int
     energy_breakdown_mj: dict
+    breakdown_s: dict
     derived: dict
     memory: dict
     config: dict = field(repr=False)
     timeline: list = field(default_factory=list, repr=False)
+    #: ``(device, "accept" | "reject" | "squash", time)`` of the run (kept with the timeline)
+    timeline_marks: list = field(default_factory=list, repr=False)
     output_tokens: list = field(default_factory=list, repr=False)
 
     def as_dict(self, *, timeline=False):
         # ``config`` is this result's own dict (made by the run): not deep-copied again.
         d = {}
         for f in fields(self):
-            if f.name == "output_tokens" or (f.name == "timeline" and not timeline):
+            if f.name == "output_tokens" or (f.name in ("timeline", "timeline_marks")
+                                             and not timeline):
                 continue
             v = getattr(self, f.name)
             d[f.name] = v if f.name == "config" else deepcopy(v)
@@ -262,10 +266,51 @@ def _bound_s(cfg, spec, timing, st):
 def _derived(cfg, timing, kv):
     """Figures derived from the configuration for the run's pair at the prompt's KV length
     ``kv``: the PIM's MAC rate, one NPU verification pass of 4 drafted tokens (5 tokens), one
-    draft token on the draft device (no sharing)."""
-    return {"pim_mac_per_s": cfg.pim.pim_mac_per_s,
+    draft token on the draft device (no sharing); ``pim_bytes_per_s``, what the units read
+    (one byte per MAC) under the internal bandwidth's cap."""
+    return {"pim_mac_per_s": cfg.pim.pim_mac_per_s, "pim_bytes_per_s": cfg.pim.pim_bytes_per_s,
             "npu_verify_pass_s": timing.verify(4, kv)[0],
             "pim_draft_token_s": timing.draft_token(kv)[0]}
+
+
+def time_breakdown(spec, st, t):
+    """Each device's ``t`` seconds split by what it spent them on (``breakdown_s``); the parts
+    of a device add up to ``t``.
+
+    The verify device (the NPU): ``verify_s`` (verifying, less its memory stall),
+    ``wait_redraft_s`` (idle after a rejection, found by it or by a pre-verification, until the
+    next batch is drafted), ``wait_edc_s`` (idle after a verification that ended while an EDC
+    stop held the drafting), ``stall_memory_s`` (verification time lost to shared ranks),
+    ``other_s`` (the rest of its idle time: the first draft, drafting slower than verifying,
+    a synchronous system's turns). The draft device (the PIM): ``draft_useful_s`` (drafting of
+    batches not squashed, its memory stall included), ``draft_squashed_s`` (of batches squashed,
+    the one squashed in flight up to the squash), ``preverify_s``, ``idle_s``; an overlap of
+    drafting and pre-verification (partitioned ranks) is counted once, in the task that began
+    later. A device that drafts and verifies (GPU-only, NPU + LPDDR5): ``verify_s``,
+    ``draft_useful_s``, ``draft_squashed_s``, ``stall_memory_s``, ``idle_s``.
+    """
+    out = {}
+    for d in sorted({spec.draft_dev, spec.verify_dev}):
+        kind = {k: v for (dev, k), v in st.busy_kind.items() if dev == d}
+        idle = t - sum(kind.values())
+        parts = {}
+        if d == spec.verify_dev:
+            stall = st.stall.get(d, 0.0)
+            parts["verify_s"] = kind.get("verify", 0.0) - stall
+        if d == spec.draft_dev:
+            parts["draft_useful_s"] = kind.get("draft", 0.0) - st.squashed_draft_s
+            parts["draft_squashed_s"] = st.squashed_draft_s
+        if d == spec.verify_dev and d != spec.draft_dev:
+            parts["wait_redraft_s"] = st.wait.get("redraft", 0.0)
+            parts["wait_edc_s"] = st.wait.get("edc", 0.0)
+            idle -= parts["wait_redraft_s"] + parts["wait_edc_s"]
+        if d == spec.draft_dev and d != spec.verify_dev:
+            parts["preverify_s"] = kind.get("preverify", 0.0)
+        if d == spec.verify_dev:
+            parts["stall_memory_s"] = stall
+        parts["other_s" if d != spec.draft_dev else "idle_s"] = idle
+        out[d] = parts
+    return out
 
 
 def _memory(timing):
@@ -309,8 +354,9 @@ def _result(cfg, spec, timing, st, t, n, pair, policy, ablation, edc, kv0, acc_p
         edc_suppressed=st.edc_suppressed, gts_switches=st.gts_switches,
         tvc_saturated_records=getattr(deciders, "saturated_records", 0),
         tvc_saturated_decisions=getattr(deciders, "saturated_decisions", 0),
-        energy_breakdown_mj=breakdown, derived=_derived(cfg, timing, kv0),
+        energy_breakdown_mj=breakdown, breakdown_s=time_breakdown(spec, st, t), derived=_derived(cfg, timing, kv0),
         memory=_memory(timing),
         config={**cfg.as_dict(), "deciders": (getattr(deciders, "kind", "custom")
                                               if spec.edc or spec.tvc else "none")},
-        timeline=st.timeline if keep_timeline else [])
+        timeline=st.timeline if keep_timeline else [],
+        timeline_marks=st.marks if keep_timeline else [])

@@ -63,3 +63,27 @@ def test_parameter_errors():
     with pytest.raises(ValueError,
                        match=r"eps must be a finite number in \[3.72529e-09, 16\) \(2\*\*-28 up to 16\), not 0"):
         AAU(eps=0)
+
+
+# Cycles per request, from the accept to the result's output cycle, counted from the schedule
+# (hw/aau.py), not measured: a product step is 4 cycles (issue into the carry-save rows, then
+# three 17-bit segments, the last writing), a divider run is its quotient bits plus the cycle
+# that sees it idle.
+PRODUCT = 4
+SCHEDULE = {
+    # accept, max (2 registered levels), max - x, exp product, e from the table,
+    # carry-save sum of e, resolve it into the divider, 20 quotient bits + 1, e * R, output
+    "softmax": 1 + 2 + 1 + PRODUCT + 1 + 1 + 1 + (20 + 1) + PRODUCT + 1,
+    # accept, six dependent products (x², x³, inner, u, tanh interpolation, x(1 + t)), output
+    "gelu": 1 + 6 * PRODUCT + 1,
+    # accept, carry-save sum of x, resolve it, d = 16 x - sum, d * d, carry-save variance,
+    # three segments of it, 31 root bits + the divider start, 33 quotient bits + 1, d * R, output
+    "layernorm": 1 + 1 + 1 + 1 + PRODUCT + 1 + 3 + (31 + 1) + (33 + 1) + PRODUCT + 1,
+}
+
+
+@pytest.mark.parametrize("op", list(SCHEDULE))
+def test_cycles_per_request_follow_the_schedule(op):
+    from ahasd.bench.rtl_timing import aau_cycles
+    assert aau_cycles(op, 16) == SCHEDULE[op]
+    assert aau_cycles(op, 48, seed=2) == 3 * SCHEDULE[op]     # back to back, data-independent
