@@ -157,7 +157,7 @@ def test_catalogue_covers_the_tree():
           if p.name != "__init__.py"}
     assert hw - files == set()
     assert {"tb/dram_bank.py", "tb/tvc_driver.py", "tb/amaranth_sim.py", "tb/controller_sim.py",
-            "tb/axil.py", "tb/payloads.py"} <= files
+            "tb/controller_steps.py", "tb/payloads.py", "tb/generators.py"} <= files
     for part in ("sim/blocks/", "sim/decoding/", "sim/traces/", "sim/system/", "sim/specla/",
                  "cosim/", "firmware/"):
         assert any(f.startswith(part) for f in files), part
