@@ -5,7 +5,7 @@ before it takes B, against a scripted AXI4-Lite slave (Amaranth simulator, bound
 import pytest
 from amaranth.sim import Simulator
 
-from ahasd.hw.uart_axil import CMD_READ, CMD_WRITE, REPLY_BAD_COMMAND, UARTAXILiteBridge
+from ahasd.hw.uart_axil import CMD_READ, CMD_WRITE, UARTAXILiteBridge
 
 DIVISOR = 6
 
