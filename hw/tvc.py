@@ -150,9 +150,6 @@ class TVC(wiring.Component):
         p = self.params
         rb, lb = p.ratio_bits, p.length_bits
 
-        def to_pim(cycles):
-            return (cycles * self.freq_ratio)[FREQ_FRAC_BITS:]
-
         # -- tables and their averages --------------------------------------------------------
         # The averages are registers, written in the same cycle as their table: a preset's value
         # itself (every entry equal), or the new ratio plus the sum of the entries that stay.
@@ -192,29 +189,47 @@ class TVC(wiring.Component):
             m.d.sync += self.error_count.eq(self.error_count + 1)
 
         steps = self.divider_steps
+        # The record is registered in its accept cycle (cycles, length, table; NVCT cycles as
+        # the 16-bit pieces of to_pim's product) and reaches the divider one cycle later, in the
+        # cycle the divider would spend on its saturation check: `pend`. That check is made here
+        # on the registered operands (a saturating ratio is written in that cycle), the divider
+        # itself runs without a check cycle, so a record keeps its latency, and the multiplier
+        # behind the record's payload ends at a register.
+        pend = Signal()
+        pend_nvct = Signal()
+        pend_cycles = Signal(p.cycles_bits)
+        pend_length = Signal(lb)
+        pend_pieces = _pieces(m, rec.cycles, self.freq_ratio, "rec_to_pim")
+        m.d.sync += pend_cycles.eq(rec.cycles)
         numerator = Signal(p.numerator_bits)
         m.d.comb += numerator.eq(
             Cat(Const(0, RATIO_FRAC_BITS),
-                Mux(rec.table == Table.NVCT, to_pim(rec.cycles), rec.cycles)))
-        # The shared divider with a saturation check cycle: a ratio that needs more than rb bits
-        # is found in the first cycle (then written as ratio_max, steps == rb), any other takes
-        # `steps` more. A preset of the record's table aborts it.
+                Mux(pend_nvct, _shifted_sum(pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
+        # A ratio needs more than `steps` bits exactly when numerator >> steps >= length.
+        pend_over = Signal()
+        m.d.comb += pend_over.eq((numerator >> steps) >= pend_length)
         m.submodules.divider = div = Divider(dividend_width=p.numerator_bits, divisor_width=lb,
-                                             quotient_bits=steps, check_cycle=True)
+                                             quotient_bits=steps)
         div_table = Signal(Table)
         div_write = Signal()
         div_value = Signal(rb)
+        rec_start = Signal()
+        pend_abort = Signal()
         m.d.comb += [
-            div_busy.eq(div.busy),
-            div.abort.eq(load.bit_select(div_table.as_value(), 1)),
-            div.start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            pend_abort.eq(load.bit_select(div_table.as_value(), 1)),
+            div_busy.eq(pend | div.busy),
+            div.abort.eq(pend_abort),
+            div.start.eq(pend & ~pend_abort & ~pend_over),
             div.dividend.eq(numerator),
-            div.divisor.eq(rec.length),
-            div_write.eq(div.done.valid),
-            div_value.eq(div.done.payload),
+            div.divisor.eq(pend_length),
+            div_write.eq(div.done.valid | (pend & ~pend_abort & pend_over)),
+            div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
-        with m.If(div.start):
-            m.d.sync += div_table.eq(rec.table)
+        m.d.sync += pend.eq(rec_start)
+        with m.If(rec_start):
+            m.d.sync += [div_table.eq(rec.table), pend_nvct.eq(rec.table == Table.NVCT),
+                         pend_length.eq(rec.length)]
 
         # The new average of the divider's table, ready as the last quotient bit arrives: the
         # entries that stay are summed one cycle ahead (the divider writes a table at least a
@@ -222,13 +237,12 @@ class TVC(wiring.Component):
         # table stops it), plus the quotient with each value of its last bit, or saturated (in
         # the cycle after start, the check cycle). The last bit only selects.
         kept = Signal(rb + p.depth_log2)
-        next_table = Mux(div.start, rec.table.as_value(), div_table.as_value())
+        next_table = Mux(rec_start, rec.table.as_value(), div_table.as_value())
         if p.depth > 1:
             m.d.sync += kept.eq(Mux(next_table == 0, sum(tables["nvct"][:-1]),
                                     Mux(next_table == 1, sum(tables["pdct"][:-1]),
                                         sum(tables["pvct"][:-1]))))
-        check = Signal()
-        m.d.sync += check.eq(div.start)
+        check = pend
         high = div.quotient[:-1]
         sums = [Cat(Const(bit, 1), high) + kept for bit in (0, 1)]
         saturated = Const((1 << steps) - 1, steps) + kept
