@@ -11,8 +11,9 @@ how the next state is computed, neither of which changes a value any port shows 
 * **Read data selected, not addressed.** Amaranth's FIFO reads its storage through a
   synchronous port at ``consume + do_read``, so ``r_en`` reaches the memory's address. Here two
   asynchronous reads at ``consume`` and ``consume + 1`` (both registers) feed a multiplexer that
-  ``do_read`` selects in front of the output register: the same ``r_data`` one cycle later
-  (the storage has a read port more; on an FPGA in distributed RAM each read port is a copy).
+  ``do_read`` selects in front of the output register: the same ``r_data`` one cycle later.
+  The reads are from two copies of the storage (twice the memory bits), since synthesis would
+  merge two reads of one memory back into one at a multiplexed address.
 """
 
 from amaranth import Cat, Module, Mux, ResetSignal, Signal
@@ -100,15 +101,22 @@ class AsyncFIFO(fifo.AsyncFIFO):
         m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
         m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
 
-        storage = m.submodules.storage = Memory(shape=self.width, depth=self.depth, init=[])
-        storage.attrs.update(self.storage_attrs)
-        w_port = storage.write_port(domain=w)
-        r_here = storage.read_port(domain="comb")
-        r_next = storage.read_port(domain="comb")
+        # Two copies of the storage, written alike, one read at the pointer and one at the
+        # pointer + 1: one memory with both reads would be merged back into one read at a
+        # multiplexed address by synthesis (yosys memory_share), which is the path avoided here.
+        copies = []
+        for name in ("storage", "storage_next"):
+            memory = m.submodules[name] = Memory(shape=self.width, depth=self.depth, init=[])
+            memory.attrs.update(self.storage_attrs)
+            w_port = memory.write_port(domain=w)
+            m.d.comb += [
+                w_port.addr.eq(produce_w_bin[:-1]),
+                w_port.data.eq(self.w_data),
+                w_port.en.eq(do_write),
+            ]
+            copies.append(memory.read_port(domain="comb"))
+        r_here, r_next = copies
         m.d.comb += [
-            w_port.addr.eq(produce_w_bin[:-1]),
-            w_port.data.eq(self.w_data),
-            w_port.en.eq(do_write),
             self.w_rdy.eq(~w_full),
             r_here.addr.eq(consume_r_bin[:-1]),
             r_next.addr.eq(consume_r_inc[:-1]),

@@ -1,0 +1,78 @@
+"""Parallel-prefix (Kogge-Stone) carry logic written out as gates.
+
+The 28 nm timing flow (:mod:`ahasd.synth.sta`) times the area-oriented mapping, in which Yosys's
+``$alu`` cells become ripple carries: a 32-bit incrementer is 32 gates deep, a 32-bit adder
+twice that, longer than an 800 MHz cycle. The functions here build the carries as a
+Kogge-Stone prefix tree of AND / OR gates (``ceil(log2(width))`` levels), which synthesis keeps
+as it is; use them where a carry is on a critical path. On an FPGA a carry chain would be
+faster, so they are for the paths that are short there anyway (a counter from register to
+register).
+
+All values are unsigned; results wrap at ``width`` bits (default the wider operand).
+"""
+
+from amaranth import Cat, Const, Value
+
+__all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary"]
+
+
+def _bits(value, width):
+    value = Value.cast(value)
+    return [value[i] if i < len(value) else Const(0, 1) for i in range(width)]
+
+
+def _carries(g, p, carry_in):
+    """Carries into bits ``0..n`` for generate ``g`` and propagate ``p`` (Kogge-Stone)."""
+    n = len(g)
+    g = list(g)
+    p = list(p)
+    g[0] = g[0] | (p[0] & carry_in)
+    span = 1
+    while span < n:
+        g = [g[i] | (p[i] & g[i - span]) if i >= span else g[i] for i in range(n)]
+        p = [p[i] & p[i - span] if i >= span else p[i] for i in range(n)]
+        span *= 2
+    return [Value.cast(carry_in)] + g
+
+
+def add(a, b, carry_in=0, width=None):
+    """``(a + b + carry_in) mod 2**width`` with prefix carries."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    a, b = _bits(a, width), _bits(b, width)
+    p = [x ^ y for x, y in zip(a, b)]
+    carries = _carries([x & y for x, y in zip(a, b)], p, Value.cast(carry_in))
+    return Cat(*(pi ^ ci for pi, ci in zip(p, carries)))
+
+
+def sub(a, b, width=None):
+    """``(a - b) mod 2**width`` with prefix carries."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    return add(a, Cat(*(~bit for bit in _bits(b, width))), 1, width)
+
+
+def increment(a, carry_in=1):
+    """``(a + carry_in) mod 2**len(a)``: the carry into bit ``i`` is the AND of the bits below,
+    as a prefix tree."""
+    bits = _bits(a, len(Value.cast(a)))
+    carries = _carries([Const(0, 1)] * len(bits), bits, Value.cast(carry_in))
+    return Cat(*(bit ^ carry for bit, carry in zip(bits, carries)))
+
+
+def greater_equal(a, b):
+    """``a >= b`` (unsigned): the carry out of ``a + ~b + 1``, as a prefix tree."""
+    width = max(len(Value.cast(a)), len(Value.cast(b)))
+    a, nb = _bits(a, width), [~bit for bit in _bits(b, width)]
+    p = [x ^ y for x, y in zip(a, nb)]
+    return _carries([x & y for x, y in zip(a, nb)], p, Const(1, 1))[-1]
+
+
+def gray_to_binary(gray):
+    """Binary value of a Gray code: bit ``i`` is the XOR of Gray bits ``i`` and above, as a
+    prefix (suffix) tree of XORs."""
+    bits = _bits(gray, len(Value.cast(gray)))
+    n = len(bits)
+    span = 1
+    while span < n:
+        bits = [bits[i] ^ bits[i + span] if i + span < n else bits[i] for i in range(n)]
+        span *= 2
+    return Cat(*bits)
