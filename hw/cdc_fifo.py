@@ -43,15 +43,20 @@ class AsyncFIFO(fifo.AsyncFIFO):
 
     ``storage_attrs`` : dict, optional
         Attributes of the storage memory (``{"ram_style": "distributed"}``).
+    ``fast_read`` : bool
+        Read two copies of the storage and select after them (default True); False: one
+        storage read through a synchronous port at the multiplexed pointer (half the memory
+        bits, for a FIFO whose ``r_en`` is early).
     """
 
     def __init__(self, *, width, depth, r_domain="read", w_domain="write", exact_depth=False,
-                 storage_attrs=None):
+                 storage_attrs=None, fast_read=True):
         super().__init__(width=width, depth=depth, r_domain=r_domain, w_domain=w_domain,
                          exact_depth=exact_depth)
         if self.depth == 0:
             raise ValueError("depth must be at least 1, not 0")
         self.storage_attrs = dict(storage_attrs or {})
+        self.fast_read = bool(fast_read)
 
     def elaborate(self, platform):
         m = Module()
@@ -105,7 +110,7 @@ class AsyncFIFO(fifo.AsyncFIFO):
         # pointer + 1: one memory with both reads would be merged back into one read at a
         # multiplexed address by synthesis (yosys memory_share), which is the path avoided here.
         copies = []
-        for name in ("storage", "storage_next"):
+        for name in ("storage", "storage_next")[:2 if self.fast_read else 1]:
             memory = m.submodules[name] = Memory(shape=self.width, depth=self.depth, init=[])
             memory.attrs.update(self.storage_attrs)
             w_port = memory.write_port(domain=w)
@@ -114,18 +119,19 @@ class AsyncFIFO(fifo.AsyncFIFO):
                 w_port.data.eq(self.w_data),
                 w_port.en.eq(do_write),
             ]
-            copies.append(memory.read_port(domain="comb"))
-        r_here, r_next = copies
-        m.d.comb += [
-            self.w_rdy.eq(~w_full),
-            r_here.addr.eq(consume_r_bin[:-1]),
-            r_next.addr.eq(consume_r_inc[:-1]),
-            self.r_rdy.eq(~r_empty),
-        ]
-        # The entry at the read pointer after this cycle, as the synchronous port would read it.
-        r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
-        m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))
-        m.d.comb += self.r_data.eq(r_data)
+            copies.append(memory)
+        m.d.comb += [self.w_rdy.eq(~w_full), self.r_rdy.eq(~r_empty)]
+        if self.fast_read:
+            r_here, r_next = (memory.read_port(domain="comb") for memory in copies)
+            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1])]
+            # The entry at the read pointer after this cycle, as a synchronous port reads it.
+            r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
+            m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))
+            m.d.comb += self.r_data.eq(r_data)
+        else:
+            r_port = copies[0].read_port(domain=r)
+            m.d.comb += [r_port.addr.eq(Mux(do_read, consume_r_inc, consume_r_bin)[:-1]),
+                         self.r_data.eq(r_port.data)]
 
         # Write-domain reset empties the FIFO (as amaranth.lib.fifo.AsyncFIFO does it).
         w_rst = ResetSignal(domain=w, allow_reset_less=True)

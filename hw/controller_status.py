@@ -76,10 +76,18 @@ def interrupts(m, ctl, regs, s):
             getattr(regs.int_status, f"{name}_set").eq(events[name]),
             getattr(regs.int_raw, name).eq(raw[name]),
         ]
+    # INT_COUNT takes its increment and its clear one cycle late, both alike (so it counts the
+    # same cycles): the events come late in a cycle (an EDC decision's stop), and the
+    # counter's enable is not on their path.
+    count_incr = Signal()
+    count_clr = Signal()
+    m.d.sync += [
+        count_incr.eq(Cat(*(events[n] & getattr(regs.int_enable, n) for n in INTERRUPTS)).any()),
+        count_clr.eq(regs.ctrl.clear_counters),
+    ]
     m.d.comb += [
         ctl.irq.eq(Cat(*(getattr(regs.int_status, n) & getattr(regs.int_enable, n)
                          for n in INTERRUPTS)).any()),
-        regs.int_count.count_incr.eq(Cat(*(events[n] & getattr(regs.int_enable, n)
-                                           for n in INTERRUPTS)).any()),
-        regs.int_count.count_clr.eq(regs.ctrl.clear_counters),
+        regs.int_count.count_incr.eq(count_incr),
+        regs.int_count.count_clr.eq(count_clr),
     ]

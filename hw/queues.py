@@ -76,8 +76,9 @@ class DescriptorQueue(wiring.Component):
         if self.w_domain == self.r_domain:
             fifo = DomainRenamer(self.w_domain)(SyncFIFOBuffered(width=width, depth=self.depth))
         else:
+            # One storage copy: the readers' r_en (the feedback queue's) is early.
             fifo = AsyncFIFO(width=width, depth=self.depth, w_domain=self.w_domain,
-                             r_domain=self.r_domain)
+                             r_domain=self.r_domain, fast_read=False)
         m.submodules.fifo = fifo
         m.d.comb += [
             fifo.w_data.eq(self.i_stream.payload),

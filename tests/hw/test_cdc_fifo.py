@@ -21,8 +21,9 @@ CYCLES = 1500
 class _Pair(Elaboratable):
     """The two FIFOs with their inputs tied together."""
 
-    def __init__(self, width, depth):
-        self.ours = AsyncFIFO(width=width, depth=depth, w_domain="w", r_domain="r")
+    def __init__(self, width, depth, fast_read):
+        self.ours = AsyncFIFO(width=width, depth=depth, w_domain="w", r_domain="r",
+                              fast_read=fast_read)
         self.ref = fifo.AsyncFIFO(width=width, depth=depth, w_domain="w", r_domain="r")
         self.w_en, self.r_en = Signal(), Signal()
         self.w_data = Signal(width)
@@ -43,9 +44,10 @@ W_PORTS = ("w_rdy", "w_level")
 R_PORTS = ("r_rdy", "r_data", "r_level", "r_rst")
 
 
+@pytest.mark.parametrize("fast_read", [True, False])
 @pytest.mark.parametrize("depth,w_period,r_period", [(4, 7, 10), (8, 10, 3.3), (2, 5, 5)])
-def test_equal_to_amaranth_async_fifo(depth, w_period, r_period):
-    dut = _Pair(width=6, depth=depth)
+def test_equal_to_amaranth_async_fifo(depth, w_period, r_period, fast_read):
+    dut = _Pair(width=6, depth=depth, fast_read=fast_read)
     seen = {"w": 0, "r": 0, "reads": 0}
 
     async def writer(ctx):
