@@ -64,14 +64,14 @@ class EventCounter(wiring.Component):
                                      incremented.eq(Mux(self.event, 2, 1))]
             with m.Elif(self.event):
                 m.d[self.domain] += [self.count.eq(incremented),
-                                     incremented.eq(increment(incremented))]
+                                     incremented.eq(increment(m, incremented))]
             return m
         # `raw + 1` (and its Gray code) are ready before the event arrives, as above.
         raw = Signal(w)
         incremented = Signal(w, init=1)
         gray = Signal(w)
         with m.If(self.event):
-            m.d[self.domain] += [raw.eq(incremented), incremented.eq(increment(incremented)),
+            m.d[self.domain] += [raw.eq(incremented), incremented.eq(increment(m, incremented)),
                                  gray.eq(incremented ^ (incremented >> 1))]
         gray_sync = Signal(w)
         m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
@@ -81,7 +81,7 @@ class EventCounter(wiring.Component):
         # the count on display was computed from: a clear stores it as the offset, and the count
         # reads 0 from the next cycle.
         seen = Signal(w)
-        m.d.comb += seen.eq(gray_to_binary(gray_sync))
+        m.d.comb += seen.eq(gray_to_binary(m, gray_sync))
         seen_prev = Signal(w)
         offset = Signal(w)
         r = self.read_domain
@@ -89,5 +89,5 @@ class EventCounter(wiring.Component):
         with m.If(self.clear):
             m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
         with m.Else():
-            m.d[r] += self.count.eq(sub(seen, offset))
+            m.d[r] += self.count.eq(sub(m, seen, offset))
         return m

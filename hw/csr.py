@@ -211,7 +211,7 @@ class CSR(wiring.Component):
         if f.kind == "counter":
             value = Signal(f.width, init=f.reset, name=name)
             with m.If(getattr(ports, f"{f.name}_incr") & (value != (1 << f.width) - 1)):
-                m.d.sync += value.eq(increment(value))
+                m.d.sync += value.eq(increment(m, value, name=f"{name}_inc"))
             if f.hwclr:
                 with m.If(getattr(ports, f"{f.name}_clr")):
                     m.d.sync += value.eq(0)

@@ -198,10 +198,10 @@ class EDC(wiring.Component):
         ]
         # Statistics: each counter's increment is a prefix tree from its own register, which
         # the (late) event only selects.
-        for counter, event in ((self.decisions, draft),
+        for index, (counter, event) in enumerate(((self.decisions, draft),
                                (self.suppressed, self.decision.valid & ~cont),
                                (self.verifications, verify), (self.squashes, reject),
-                               (self.fifo_drops, drop)):
+                               (self.fifo_drops, drop))):
             with m.If(event):
-                m.d.sync += counter.eq(increment(counter))
+                m.d.sync += counter.eq(increment(m, counter, name=f"stats{index}_inc"))
         return m

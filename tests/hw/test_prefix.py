@@ -27,12 +27,12 @@ def test_against_integers(width):
             "inc": Signal(width), "ge": Signal(), "gray": Signal(width)}
     m = Module()
     m.d.comb += [
-        outs["add"].eq(prefix.add(a, b)),
-        outs["addc"].eq(prefix.add(a, b, cin)),
-        outs["sub"].eq(prefix.sub(a, b)),
-        outs["inc"].eq(prefix.increment(a, cin)),
-        outs["ge"].eq(prefix.greater_equal(a, b)),
-        outs["gray"].eq(prefix.gray_to_binary(a)),
+        outs["add"].eq(prefix.add(m, a, b)),
+        outs["addc"].eq(prefix.add(m, a, b, cin, name="addc")),
+        outs["sub"].eq(prefix.sub(m, a, b)),
+        outs["inc"].eq(prefix.increment(m, a, cin)),
+        outs["ge"].eq(prefix.greater_equal(m, a, b)),
+        outs["gray"].eq(prefix.gray_to_binary(m, a)),
     ]
     mask = (1 << width) - 1
     checked = []
