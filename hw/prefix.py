@@ -3,10 +3,11 @@
 The 28 nm timing flow (:mod:`ahasd.synth.sta`) times the area-oriented mapping, in which Yosys's
 ``$alu`` cells become ripple carries: a 32-bit incrementer is 32 gates deep, a 32-bit adder
 twice that, longer than an 800 MHz cycle. The functions here build the carries as a
-Kogge-Stone prefix tree of AND / OR gates (``ceil(log2(width))`` levels), which synthesis keeps
-as it is; use them where a carry is on a critical path. On an FPGA a carry chain would be
-faster, so they are for the paths that are short there anyway (a counter from register to
-register).
+Kogge-Stone prefix tree of AND / OR gates (``ceil(log2(width))`` levels). ABC's area-oriented
+mapping may still rebuild a chain from them where that is smaller (measured: a counter's
+prefix increment behind a late event came back as the ripple chain), so a critical carry is
+better kept off the path by a register (a precomputed ``count + 1``); these trees shorten carries
+that start and end at registers. On an FPGA a carry chain would be faster.
 
 All values are unsigned; results wrap at ``width`` bits (default the wider operand). Each
 function takes the module ``m`` and names its levels ``name``: every prefix level is a signal
