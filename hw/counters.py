@@ -6,7 +6,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import gray_to_binary, increment, sub
+from ahasd.hw.prefix import gray_to_binary
 from ahasd.spec.params import COUNTER_BITS, check_domain, check_int
 
 __all__ = ["EventCounter"]
@@ -64,19 +64,19 @@ class EventCounter(wiring.Component):
                                      incremented.eq(Mux(self.event, 2, 1))]
             with m.Elif(self.event):
                 m.d[self.domain] += [self.count.eq(incremented),
-                                     incremented.eq(increment(m, incremented))]
+                                     incremented.eq(incremented + 1)]
             return m
         # `raw + 1` (and its Gray code) are ready before the event arrives, as above.
         raw = Signal(w)
         incremented = Signal(w, init=1)
         gray = Signal(w)
         with m.If(self.event):
-            m.d[self.domain] += [raw.eq(incremented), incremented.eq(increment(m, incremented)),
+            m.d[self.domain] += [raw.eq(incremented), incremented.eq(incremented + 1),
                                  gray.eq(incremented ^ (incremented >> 1))]
         gray_sync = Signal(w)
         m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
-        # The count is a register: Gray to binary and the offset's subtraction, both prefix
-        # trees, end there instead of running on into the reader's logic (a CSR read
+        # The count is a register: Gray to binary (a prefix tree of XORs) and the offset's
+        # subtraction end there instead of running on into the reader's logic (a CSR read
         # multiplexer). So the count lags the synchroniser by a cycle. `seen_prev` is the value
         # the count on display was computed from: a clear stores it as the offset, and the count
         # reads 0 from the next cycle.
@@ -89,5 +89,5 @@ class EventCounter(wiring.Component):
         with m.If(self.clear):
             m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
         with m.Else():
-            m.d[r] += self.count.eq(sub(m, seen, offset))
+            m.d[r] += self.count.eq(seen - offset)
         return m

@@ -11,7 +11,6 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.axil import AXILiteSignature
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import increment
 from ahasd.hw.regmap import DATA_WIDTH, load
 from ahasd.spec.params import check_int
 
@@ -211,7 +210,7 @@ class CSR(wiring.Component):
         if f.kind == "counter":
             value = Signal(f.width, init=f.reset, name=name)
             with m.If(getattr(ports, f"{f.name}_incr") & (value != (1 << f.width) - 1)):
-                m.d.sync += value.eq(increment(m, value, name=f"{name}_inc"))
+                m.d.sync += value.eq(value + 1)
             if f.hwclr:
                 with m.If(getattr(ports, f"{f.name}_clr")):
                     m.d.sync += value.eq(0)

@@ -10,7 +10,6 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import increment
 from ahasd.spec.edc import ENTROPY_BITS, EDCParams
 from ahasd.spec.params import COUNTER_BITS, check_int
 
@@ -196,12 +195,11 @@ class EDC(wiring.Component):
             self.llr.eq(llr),
             self.pending.eq(count),
         ]
-        # Statistics: each counter's increment is a prefix tree from its own register, which
-        # the (late) event only selects.
-        for index, (counter, event) in enumerate(((self.decisions, draft),
-                               (self.suppressed, self.decision.valid & ~cont),
-                               (self.verifications, verify), (self.squashes, reject),
-                               (self.fifo_drops, drop))):
-            with m.If(event):
-                m.d.sync += counter.eq(increment(m, counter, name=f"stats{index}_inc"))
+        m.d.sync += [
+            self.decisions.eq(self.decisions + draft),
+            self.suppressed.eq(self.suppressed + (self.decision.valid & ~cont)),
+            self.verifications.eq(self.verifications + verify),
+            self.squashes.eq(self.squashes + reject),
+            self.fifo_drops.eq(self.fifo_drops + drop),
+        ]
         return m
