@@ -65,7 +65,7 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None, overlap=False
 
     async def tb(ctx):
         pending = list(loads[0])
-        for n, (_S, P, k, w, u, base) in enumerate(jobs):
+        for n, (*_, w, _u, base) in enumerate(jobs):
             while pending:                       # what is left of this commit's loads
                 offer(ctx, pending.pop(0))
                 await ctx.tick()
