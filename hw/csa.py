@@ -36,20 +36,26 @@ def _partial_products(n, m, *, a_signed, b_signed, width, shift):
                 yield i, j, k, (a_signed and i == n - 1) != (b_signed and j == m - 1)
 
 
-def product_columns(columns, a, b, *, a_signed, b_signed, width, shift=0):
+def product_columns(m, columns, a, b, *, a_signed, b_signed, width, shift=0, name):
     """Add the partial products of ``a * b << shift`` to ``columns`` (a list of ``width`` lists
     of 1-bit values, index = weight); returns the constant (an int) to add as well
     (:func:`add_constant`): the columns plus the constant are the product modulo ``2^width``,
-    whatever ``a`` and ``b`` are (a product to leave out is one with a zeroed operand)."""
+    whatever ``a`` and ``b`` are (a product to leave out is one with a zeroed operand). Each
+    row ``a & b_j`` (its negative partial products inverted) is one signal
+    ``{name}_r{j}``."""
+    n, m_bits = len(a), len(b)
     const = 0
-    for i, j, k, negative in _partial_products(len(a), len(b), a_signed=a_signed,
-                                               b_signed=b_signed, width=width, shift=shift):
-        bit = a[i] & b[j]
-        if negative:
-            columns[k].append(~bit)          # -x 2^k = (1 - x) 2^k - 2^k
-            const -= 1 << k
-        else:
-            columns[k].append(bit)
+    rows = {}
+    for i, j, k, negative in _partial_products(n, m_bits, a_signed=a_signed, b_signed=b_signed,
+                                               width=width, shift=shift):
+        rows.setdefault(j, []).append((i, k, negative))
+    for j, bits in rows.items():
+        invert = sum(1 << i for i, _, negative in bits if negative)
+        row = Signal(n, name=f"{name}_r{j}")
+        m.d.comb += row.eq((a & b[j].replicate(n)) ^ invert)
+        for i, k, negative in bits:
+            columns[k].append(row[i])          # -x 2^k = (1 - x) 2^k - 2^k
+            const -= (1 << k) if negative else 0
     return const
 
 
@@ -85,29 +91,24 @@ def _targets(height):
 
 def _level(cols, width, target):
     """One level of Dadda's reduction: full and half adders in each column, low first, until
-    its bits and the carries coming from below are at most ``target`` (``cols``: lists of
-    bits, or of 0s when counting)."""
+    its bits and the carries coming from below are at most ``target``. Returns the new columns
+    (a full adder's sum and carry as ``("s", 3, n)`` and ``("c", 3, n)``, a half adder's with 2)
+    and the operand groups of the full and of the half adders."""
     new = [[] for _ in range(width)]
+    adders = {3: [], 2: []}
     for k, column in enumerate(cols):
         bits = list(column)
         height = len(bits) + len(new[k])         # new[k] holds the carries from column k - 1
         while height > target and len(bits) >= 2:
             take = 3 if height - target >= 2 and len(bits) >= 3 else 2
             group, bits = bits[:take], bits[take:]
-            if isinstance(group[0], int):
-                total, carry = 0, 0
-            elif take == 3:
-                x, y, z = group
-                total, carry = x ^ y ^ z, (x & y) | (x & z) | (y & z)
-            else:
-                x, y = group
-                total, carry = x ^ y, x & y
-            new[k].append(total)
+            adders[take].append(group)
+            new[k].append(("s", take, len(adders[take]) - 1))
             if k + 1 < width:
-                new[k + 1].append(carry)
+                new[k + 1].append(("c", take, len(adders[take]) - 1))
             height -= take - 1
         new[k].extend(bits)
-    return new
+    return new, adders
 
 
 def reduction_levels(counts):
@@ -118,25 +119,45 @@ def reduction_levels(counts):
 
 def reduce_columns(m, columns, width, name, *, stage_levels=None):
     """Full adders until every column has at most two bits; returns the two rows as
-    ``width``-bit values. Each level's bits are ``m.d.comb`` assignments to named signals
-    (``{name}_l{level}_{k}``); with ``stage_levels``, the bits after every ``stage_levels``
-    levels are registered instead (``m.d.sync``), the last level's too, so that the rows are
+    ``width``-bit values. Each level's adders are a few wide ``m.d.comb`` assignments (sums and
+    carries, ``{name}_l{level}_s3`` ...); with ``stage_levels``, the columns after every
+    ``stage_levels`` levels are registered (``m.d.sync``, ``{name}_l{level}_{k}``), the last
+    level's too, so that the rows are
     registered ``ceil(levels / stage_levels)`` cycles after the inputs
     (:func:`reduction_levels`)."""
     cols = [list(c) for c in columns]
     targets = _targets(max((len(c) for c in cols), default=0))
     for level, target in enumerate(targets, 1):
-        new = _level(cols, width, target)
+        new, adders = _level(cols, width, target)
+        # All adders of a level as a few wide expressions (a signal each), not one per bit.
+        outs = {}
+        for take, groups in adders.items():
+            if not groups:
+                continue
+            ops = [Cat(*[g[i] for g in groups]) for i in range(take)]
+            total = Signal(len(groups), name=f"{name}_l{level}_s{take}")
+            carry = Signal(len(groups), name=f"{name}_l{level}_c{take}")
+            if take == 3:
+                x, y, z = ops
+                m.d.comb += [total.eq(x ^ y ^ z), carry.eq((x & y) | (x & z) | (y & z))]
+            else:
+                x, y = ops
+                m.d.comb += [total.eq(x ^ y), carry.eq(x & y)]
+            outs["s", take], outs["c", take] = total, carry
+        new = [[outs[b[0], b[1]][b[2]] if isinstance(b, tuple) else b for b in col]
+               for col in new]
         registered = stage_levels is not None and (level % stage_levels == 0
                                                    or level == len(targets))
+        if not registered:
+            cols = new
+            continue
         cols = []
         for k, bits in enumerate(new):
             if not bits:
                 cols.append([])
                 continue
             sig = Signal(len(bits), name=f"{name}_l{level}_{k}")
-            domain = m.d.sync if registered else m.d.comb
-            domain += sig.eq(Cat(*bits))
+            m.d.sync += sig.eq(Cat(*bits))
             cols.append([sig[i] for i in range(len(bits))])
     rows = []
     for r in range(2):

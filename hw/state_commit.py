@@ -316,8 +316,8 @@ class KeyScale(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         cols = [[] for _ in range(_KEY_BITS)]
-        const = product_columns(cols, self.k, self.w, a_signed=True, b_signed=False,
-                                width=_KEY_BITS)
+        const = product_columns(m, cols, self.k, self.w, a_signed=True, b_signed=False,
+                                width=_KEY_BITS, name="pp")
         add_constant(cols, const + (1 << (W_FRAC - 1)), _KEY_BITS)
         x, y = reduce_columns(m, cols, _KEY_BITS, "csa", stage_levels=KEY_STAGE_LEVELS)
         total = pipelined_add(m, x, y, _KEY_BITS, KEY_ADD_CUTS, "add")
@@ -351,12 +351,13 @@ class CommitLane(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         cols = [[] for _ in range(ACC_BITS)]
-        const = product_columns(cols, self.p, self.s, a_signed=False, b_signed=True,
-                                width=ACC_BITS)
+        const = product_columns(m, cols, self.p, self.s, a_signed=False, b_signed=True,
+                                width=ACC_BITS, name="pp_s")
         for t in range(self.max_rank):
-            kw = Mux(self.mask[t], self.kw.word_select(t, 16), 0)
-            const += product_columns(cols, kw, self.u.word_select(t, 16), a_signed=True,
-                                     b_signed=True, width=ACC_BITS, shift=1)
+            kw = Signal(16, name=f"kw{t}")
+            m.d.comb += kw.eq(Mux(self.mask[t], self.kw.word_select(t, 16), 0))
+            const += product_columns(m, cols, kw, self.u.word_select(t, 16), a_signed=True,
+                                     b_signed=True, width=ACC_BITS, shift=1, name=f"pp{t}")
         # acc has W_FRAC + S_FRAC fraction bits, the result S_FRAC: round half up.
         add_constant(cols, const + (1 << (W_FRAC - 1)), ACC_BITS)
         x, y = reduce_columns(m, cols, ACC_BITS, "csa", stage_levels=LANE_STAGE_LEVELS)
