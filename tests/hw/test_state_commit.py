@@ -8,7 +8,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from ahasd.hw.dram_port import Cmd
-from ahasd.hw.state_commit import StateCommit
+from ahasd.hw.state_commit import KEY_LATENCY, CommitLane, KeyScale, StateCommit
 from ahasd.sim.specla.fixed import (
     K_FRAC,
     S_FRAC,
@@ -193,3 +193,63 @@ def test_registered_block_lints_clean(tmp_path):
     assert BLOCKS["state_commit"] == "ahasd.hw.state_commit:StateCommit"
     path = write_verilog("state_commit", tmp_path)
     assert "module state_commit(" in path.read_text()
+
+
+def _sat16(v):
+    return max(-(1 << 15), min((1 << 15) - 1, v))
+
+
+def _run_pipeline(dut, inputs, output, latency):
+    """Drive one input set per cycle; return ``output`` for each, behind ``latency`` registers
+    (read after each tick: input n's value is there after tick n + latency - 1)."""
+    got = []
+
+    async def tb(ctx):
+        for values in [*inputs, *[inputs[0]] * latency]:
+            for port, value in values.items():
+                ctx.set(getattr(dut, port), value)
+            await ctx.tick()
+            got.append(ctx.get(getattr(dut, output)))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    return got[latency - 1:latency - 1 + len(inputs)]
+
+
+def test_commit_lane_default_rank_extremes_and_random():
+    """The default lane (max_rank 16, carry-save tree) against the integer formula, with
+    every operand at its extremes, each rank 0..16 and random values, one input per cycle."""
+    R = 16
+    lane = CommitLane(R)
+    assert lane.latency == 6
+    rng = np.random.default_rng(11)
+    cases = []
+    for n in range(40):
+        if n < 4:   # largest magnitudes: saturation both ways, the sign corrections
+            p, s = (1 << 16) - 1, (32767, -32768)[n % 2]
+            kw, u = [-32768] * R, [(-32768, 32767)[n // 2]] * R
+            rank = R
+        else:
+            p, s = int(rng.integers(0, 1 << 16)), int(rng.integers(-32768, 32768))
+            kw = [int(x) for x in rng.integers(-32768, 32768, R)]
+            u = [int(x) for x in rng.integers(-32768, 32768, R)]
+            rank = n % (R + 1)
+        acc = p * s + sum(2 * kw[t] * u[t] for t in range(rank))
+        cases.append(({"p": p, "s": s, "mask": (1 << rank) - 1,
+                       "kw": sum((v & 0xFFFF) << (16 * t) for t, v in enumerate(kw)),
+                       "u": sum((v & 0xFFFF) << (16 * t) for t, v in enumerate(u))},
+                      _sat16((acc + (1 << 14)) >> 15)))
+    got = _run_pipeline(lane, [c for c, _ in cases], "res", lane.latency)
+    assert got == [want for _, want in cases]
+
+
+def test_key_scale_extremes_and_random():
+    scale = KeyScale()
+    rng = np.random.default_rng(12)
+    pairs = [(-32768, 65535), (32767, 65535), (-32768, 0), (-1, 1), (1, 32768)]
+    pairs += [(int(k), int(w)) for k, w in zip(rng.integers(-32768, 32768, 40),
+                                                rng.integers(0, 1 << 16, 40))]
+    got = _run_pipeline(scale, [{"k": k, "w": w} for k, w in pairs], "kw", KEY_LATENCY)
+    assert got == [_sat16((k * w + (1 << 14)) >> 15) for k, w in pairs]
