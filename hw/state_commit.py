@@ -6,20 +6,27 @@ burst carries ``E`` elements of one row ``i``. Lane ``l`` computes
 
     S'[i, j] = sat16((P * S[i, j] + sum_{t < rank} (kw[t, i] * u[t, j]) << 1 + 2^14) >> 15)
 
-with ``max_rank + 1`` multipliers per lane, so a burst is done in one cycle and the unit keeps pace
-with the DRAM (one burst per tCCD). Bit-exact mirror and formats: :mod:`ahasd.sim.specla.fixed`.
+as one carry-save tree of the ``max_rank + 1`` products' partial products (:class:`CommitLane`,
+:mod:`ahasd.hw.csa`), pipelined (:func:`lane_latency` cycles: 6 for ``max_rank`` 16); one burst
+enters per cycle, so the unit keeps pace with the DRAM (one burst per tCCD). Bit-exact mirror and
+formats: :mod:`ahasd.sim.specla.fixed`.
 
-Factors are loaded while idle on the ``f`` stream, one ``data`` word of ``16 * max(max_rank, E)``
-bits (16-bit values, value n in bits ``16n..16n+15``) per cycle, its ``kind`` saying what it is:
-``P`` (value 0: the decay product of the whole path), ``W`` (values t: ``w_t``, the decay after
-token t), ``K`` at ``index = i`` (values t: ``k_t[i]``, stored as ``kw_t = round(k_t[i] * w_t)``
-by ``max_rank`` multipliers, so ``W`` comes first), ``U`` for token ``t`` at ``index = jb``
+Factors are loaded on the ``f`` stream (always ready, also while a commit runs), one ``data`` word
+of ``16 * max(max_rank, E)`` bits (16-bit values, value n in bits ``16n..16n+15``) per cycle, its
+``kind`` saying what it is: ``P`` (value 0: the decay product of the whole path), ``W`` (values t:
+``w_t``, the decay after token t), ``K`` at ``index = i`` (values t: ``k_t[i]``, stored as ``kw_t =
+round(k_t[i] * w_t)`` by ``max_rank`` multipliers, so ``W`` comes first), ``U`` for token ``t`` at
+``index = jb``
 (values l: ``u_t[jb * E + l]``). A commit loads in ``2 + d_k + rank * d_v / E`` cycles (258 for
-128 x 128, A = 16, against about 4400 to stream the state). The keys live in a memory of ``d_k``
-words of ``max_rank`` values (read by row), the values in one memory per lane of ``d_v / E``
-words of ``max_rank`` values (read by burst column), all in ``amaranth.lib.memory``, read when a
-burst lands. Each lane's MAC tree is one :class:`CommitLane` and each key scaling one
-:class:`KeyScale`, so the area flow maps each circuit once and counts it per instance.
+128 x 128, A = 16, against about 4100 to stream the state). There are two factor banks: the words
+taken before a ``start`` fill the bank that commit reads, those after it (the cycle of the start
+included) the other bank, for the next commit, while this one streams. ``start`` may follow the
+last word at once (the reads wait for the key scaling's last row, :data:`KEY_LATENCY` cycles).
+The keys live in a memory of ``2 d_k`` words of ``max_rank`` values (read by row), the values in
+one memory per lane of ``2 d_v / E`` words of ``max_rank`` values (read by burst column), all in
+``amaranth.lib.memory``, read when a burst lands. Each lane's MAC tree is one
+:class:`CommitLane` and each key scaling one :class:`KeyScale`, so the area flow maps each
+circuit once and counts it per instance.
 
 Scheduling is the GEMV bank's (:mod:`ahasd.hw.gemv`): bursts in address order, consecutive rows in
 consecutive banks, the next bank precharged and activated between reads, per-bank refresh of the
@@ -98,7 +105,8 @@ class StateCommit(wiring.Component):
     Ports
     -----
     f : in stream of :attr:`factor_layout` {kind: FactorKind, t, index, data}
-        Factor loads (see the module docstring); ``ready`` while idle (``~busy``).
+        Factor loads (see the module docstring); always ``ready``: the words after a ``start``
+        load the next commit into the other factor bank.
     rank, base_row, start : in
         Commit ``rank`` tokens (0..max_rank) to the state at global row ``base_row``; ``start``
         while idle begins; a ``rank`` above ``max_rank`` sets ``error`` and nothing runs (a
