@@ -12,11 +12,11 @@ root bit) never resolves it.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.spec.params import check_bool, check_int
+from ahasd.hw.divider import check_divider_params, divider_members
+from ahasd.spec.params import check_int
 
 __all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "segment_latency", "segmented_sum",
            "CarrySaveDivider"]
@@ -132,29 +132,15 @@ class CarrySaveDivider(wiring.Component):
     def __init__(self, *, dividend_width, divisor_width, quotient_bits, check_cycle=False,
                  variable_steps=False):
         with rejecting_construction(self):
-            check_int("dividend_width", dividend_width, 1, 128)
-            check_int("divisor_width", divisor_width, 1, 128)
-            check_int("quotient_bits", quotient_bits, 1, 128)
-            check_bool("check_cycle", check_cycle)
-            check_bool("variable_steps", variable_steps)
-            if check_cycle and variable_steps:
-                raise ValueError("variable_steps must be False with check_cycle, not True")
+            check_divider_params(dividend_width, divisor_width, quotient_bits, check_cycle,
+                                 variable_steps)
         self.dividend_width = dividend_width
         self.divisor_width = divisor_width
         self.quotient_bits = quotient_bits
         self.check_cycle = check_cycle
         self.variable_steps = variable_steps
-        members = {
-            "start": In(1),
-            "dividend": In(dividend_width),
-            "divisor": In(divisor_width),
-            "busy": Out(1),
-            "done": Out(stream.Signature(quotient_bits, always_ready=True)),
-            "quotient": Out(quotient_bits),
-        }
-        if variable_steps:
-            members["steps"] = In(range(quotient_bits + 1))
-        super().__init__(members)
+        super().__init__(divider_members(dividend_width, divisor_width, quotient_bits,
+                                         variable_steps, abort=False))
 
     def elaborate(self, platform):
         m = Module()

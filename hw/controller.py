@@ -138,7 +138,7 @@ class Controller(wiring.Component):
                                     preverify_depth=preverify_depth, npu_domain="npu",
                                     pim_domain="sync"))
                 parts.append(EDC(**(edc or {}), stats_bits=counter_bits))
-                parts.append(TVC(**tvc))
+                parts.append(TVC(**tvc, second_record=True))
                 parts.append(GTS(ranks=RANKS, stats_bits=counter_bits))
         except Exception:
             for part in parts:   # built before the error; they will never be elaborated

@@ -58,29 +58,25 @@ def queues(m, ctl, s):
     ]
     verify_event = edc.verify.signature.flip().create(path=("edc_verify",))
     wiring.connect(m, verify_event, edc.verify)
-    fb_offer = fq.o_stream.valid & tvc.record.ready
+    # Feedback results are TVC's first record source (priority over the PIM's records), so the
+    # NVCT record's multipliers read the queue's output register, not a late multiplexer.
+    fb_offer = fq.o_stream.valid & tvc.record_first.ready
     s.fb_pop = fb_offer & ctl.feedback_out.ready
     result = fq.o_stream.payload
     m.d.comb += [
         ctl.feedback_out.valid.eq(fb_offer),
         ctl.feedback_out.payload.eq(result),
-        fq.o_stream.ready.eq(ctl.feedback_out.ready & tvc.record.ready),
+        fq.o_stream.ready.eq(ctl.feedback_out.ready & tvc.record_first.ready),
         verify_event.valid.eq(s.fb_pop),
         verify_event.payload.eq(result.full),
-        # A PIM record goes in only in a cycle without a feedback record.
-        ctl.record.ready.eq(tvc.record.ready & ~s.fb_pop),
-        tvc.record.valid.eq(s.fb_pop | ctl.record.valid),
+        # Accepted exactly when fb_pop (TVC takes a record whenever it is ready).
+        tvc.record_first.valid.eq(fq.o_stream.valid & ctl.feedback_out.ready),
+        tvc.record_first.payload.table.eq(Table.NVCT),
+        tvc.record_first.payload.cycles.eq(result.cycles),
+        tvc.record_first.payload.length.eq(result.kv_length),
     ]
-    # The payload matters only when TVC accepts, i.e. while tvc.record.ready: then this select
-    # equals s.fb_pop, without waiting for TVC's busy (the multiplier behind it is slow).
-    with m.If(fq.o_stream.valid & ctl.feedback_out.ready):
-        m.d.comb += [
-            tvc.record.payload.table.eq(Table.NVCT),
-            tvc.record.payload.cycles.eq(result.cycles),
-            tvc.record.payload.length.eq(result.kv_length),
-        ]
-    with m.Else():
-        m.d.comb += tvc.record.payload.eq(ctl.record.payload)
+    # A PIM record goes in only in a cycle without a feedback record (TVC's record.ready).
+    wiring.connect(m, wiring.flipped(ctl.record), tvc.record)
 
 
 def edc_decisions(m, ctl, regs, s, modes):

@@ -76,10 +76,17 @@ def interrupts(m, ctl, regs, s):
             getattr(regs.int_status, f"{name}_set").eq(events[name]),
             getattr(regs.int_raw, name).eq(raw[name]),
         ]
+    # INT_COUNT takes its increment one cycle late (the events come late in a cycle, an EDC
+    # decision's stop, and the counter's enable is then off their path). The clear is not
+    # delayed: it drops the increment in flight, and an event in the clear's own cycle is
+    # dropped as before, so the count after a clear is the same.
+    count_incr = Signal()
+    m.d.sync += count_incr.eq(
+        Cat(*(events[n] & getattr(regs.int_enable, n) for n in INTERRUPTS)).any()
+        & ~regs.ctrl.clear_counters)
     m.d.comb += [
         ctl.irq.eq(Cat(*(getattr(regs.int_status, n) & getattr(regs.int_enable, n)
                          for n in INTERRUPTS)).any()),
-        regs.int_count.count_incr.eq(Cat(*(events[n] & getattr(regs.int_enable, n)
-                                           for n in INTERRUPTS)).any()),
+        regs.int_count.count_incr.eq(count_incr),
         regs.int_count.count_clr.eq(regs.ctrl.clear_counters),
     ]

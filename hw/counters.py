@@ -1,11 +1,12 @@
 """Event counters read from another clock domain, clearable from the reading side."""
 
-from amaranth import Cat, Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.prefix import gray_to_binary
 from ahasd.spec.params import COUNTER_BITS, check_domain, check_int
 
 __all__ = ["EventCounter"]
@@ -18,8 +19,8 @@ class EventCounter(wiring.Component):
     is. When the domains differ its value crosses as a Gray code (registered, then a two-flop
     synchroniser): it changes by at most one bit per event-domain cycle, so the reader sees
     either the old or the new value, never a mix. A clear does not reach back into the event
-    domain: the reader stores the value it sees as an offset and reports the difference, so the
-    count restarts from 0 without a handshake.
+    domain: the reader stores the value behind the count it shows as an offset and reports the
+    difference (registered), so the count restarts from 0 without a handshake.
 
     Parameters (keyword-only)
     -------------------------
@@ -35,8 +36,9 @@ class EventCounter(wiring.Component):
     clear : In(1), ``read_domain``
         The count reads 0 from the next cycle (events not yet seen by the reader still count).
     count : Out(width), ``read_domain``
-        Events since reset or the last clear (wraps). With a domain crossing it lags the events
-        by the synchroniser (about three read-domain cycles).
+        Events since reset or the last clear (wraps), a register. Within one domain it shows an
+        event from the next cycle; with a domain crossing it lags the events by the Gray
+        register, the synchroniser and its own register (three or four read-domain cycles).
     """
 
     def __init__(self, *, width=COUNTER_BITS, domain="sync", read_domain="sync"):
@@ -52,29 +54,40 @@ class EventCounter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         w = self.width
-        # `raw + 1` (and its Gray code) are ready before the event arrives: the event only
-        # selects, so a late event (a FIFO handshake) does not wait for a carry chain.
+        if self.domain == self.read_domain:
+            # The count itself, and `count + 1` ready before the event arrives: the event (a
+            # late FIFO handshake) only selects, no carry chain follows it. A clear keeps this
+            # cycle's event (the count reads it from the next cycle).
+            incremented = Signal(w, init=1)
+            with m.If(self.clear):
+                m.d[self.domain] += [self.count.eq(self.event),
+                                     incremented.eq(Mux(self.event, 2, 1))]
+            with m.Elif(self.event):
+                m.d[self.domain] += [self.count.eq(incremented),
+                                     incremented.eq(incremented + 1)]
+            return m
+        # `raw + 1` (and its Gray code) are ready before the event arrives, as above.
         raw = Signal(w)
         incremented = Signal(w, init=1)
+        gray = Signal(w)
         with m.If(self.event):
-            m.d[self.domain] += [raw.eq(incremented), incremented.eq(incremented + 1)]
-        if self.domain == self.read_domain:
-            seen = raw
-        else:
-            gray = Signal(w)
-            with m.If(self.event):
-                m.d[self.domain] += gray.eq(incremented ^ (incremented >> 1))
-            gray_sync = Signal(w)
-            m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain,
-                                               stages=2)
-            # Gray to binary: bit i is the XOR of Gray bits i and above.
-            bits = [gray_sync[w - 1]]
-            for i in reversed(range(w - 1)):
-                bits.insert(0, bits[0] ^ gray_sync[i])
-            seen = Signal(w)
-            m.d.comb += seen.eq(Cat(*bits))
+            m.d[self.domain] += [raw.eq(incremented), incremented.eq(incremented + 1),
+                                 gray.eq(incremented ^ (incremented >> 1))]
+        gray_sync = Signal(w)
+        m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
+        # The count is a register: Gray to binary (a prefix tree of XORs) and the offset's
+        # subtraction end there instead of running on into the reader's logic (a CSR read
+        # multiplexer). So the count lags the synchroniser by a cycle. `seen_prev` is the value
+        # the count on display was computed from: a clear stores it as the offset, and the count
+        # reads 0 from the next cycle.
+        seen = Signal(w)
+        m.d.comb += seen.eq(gray_to_binary(m, gray_sync))
+        seen_prev = Signal(w)
         offset = Signal(w)
+        r = self.read_domain
+        m.d[r] += seen_prev.eq(seen)
         with m.If(self.clear):
-            m.d[self.read_domain] += offset.eq(seen)
-        m.d.comb += self.count.eq(seen - offset)
+            m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
+        with m.Else():
+            m.d[r] += self.count.eq(seen - offset)
         return m

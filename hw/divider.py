@@ -25,7 +25,32 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.params import check_bool, check_int
 
-__all__ = ["Divider"]
+__all__ = ["Divider", "check_divider_params", "divider_members"]
+
+
+def check_divider_params(dividend_width, divisor_width, quotient_bits, check_cycle, variable_steps):
+    """The sequential dividers' shared parameter rules (:class:`Divider`,
+    :class:`ahasd.hw.carry_save.CarrySaveDivider`); raise ValueError naming the parameter."""
+    check_int("dividend_width", dividend_width, 1, 128)
+    check_int("divisor_width", divisor_width, 1, 128)
+    check_int("quotient_bits", quotient_bits, 1, 128)
+    check_bool("check_cycle", check_cycle)
+    check_bool("variable_steps", variable_steps)
+    if check_cycle and variable_steps:
+        raise ValueError("variable_steps must be False with check_cycle, not True")
+
+
+def divider_members(dividend_width, divisor_width, quotient_bits, variable_steps, *, abort):
+    """The sequential dividers' ports, in the order their Verilog lists them (``abort`` only
+    where the divider has one)."""
+    members = {"start": In(1), "dividend": In(dividend_width), "divisor": In(divisor_width)}
+    if abort:
+        members["abort"] = In(1)
+    members.update({"busy": Out(1), "done": Out(stream.Signature(quotient_bits, always_ready=True)),
+                    "quotient": Out(quotient_bits)})
+    if variable_steps:
+        members["steps"] = In(range(quotient_bits + 1))
+    return members
 
 
 class Divider(wiring.Component):
@@ -69,32 +94,17 @@ class Divider(wiring.Component):
     def __init__(self, *, dividend_width, divisor_width, quotient_bits, check_cycle=False,
                  round_half_up=False, variable_steps=False):
         with rejecting_construction(self):
-            check_int("dividend_width", dividend_width, 1, 128)
-            check_int("divisor_width", divisor_width, 1, 128)
-            check_int("quotient_bits", quotient_bits, 1, 128)
-            check_bool("check_cycle", check_cycle)
+            check_divider_params(dividend_width, divisor_width, quotient_bits, check_cycle,
+                                 variable_steps)
             check_bool("round_half_up", round_half_up)
-            check_bool("variable_steps", variable_steps)
-            if check_cycle and variable_steps:
-                raise ValueError("variable_steps must be False with check_cycle, not True")
         self.dividend_width = dividend_width
         self.divisor_width = divisor_width
         self.quotient_bits = quotient_bits
         self.check_cycle = check_cycle
         self.round_half_up = round_half_up
         self.variable_steps = variable_steps
-        members = {
-            "start": In(1),
-            "dividend": In(dividend_width),
-            "divisor": In(divisor_width),
-            "abort": In(1),
-            "busy": Out(1),
-            "done": Out(stream.Signature(quotient_bits, always_ready=True)),
-            "quotient": Out(quotient_bits),
-        }
-        if variable_steps:
-            members["steps"] = In(range(quotient_bits + 1))
-        super().__init__(members)
+        super().__init__(divider_members(dividend_width, divisor_width, quotient_bits,
+                                         variable_steps, abort=True))
 
     def elaborate(self, platform):
         m = Module()

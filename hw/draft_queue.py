@@ -41,10 +41,10 @@ Reset: reset both domains together (the write-domain reset also clears the FIFO,
 from amaranth import Cat, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
-from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from ahasd.hw.cdc_fifo import AsyncFIFO
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
 from ahasd.spec.params import COUNTER_BITS, check_domain, check_power_of_two
@@ -55,17 +55,6 @@ __all__ = ["DraftQueue", "epoch_bits_for"]
 def epoch_bits_for(depth):
     """Epoch tag width for a queue of ``depth`` entries (see the module docstring)."""
     return ceil_log2(depth) + 2
-
-
-class _DistributedAsyncFIFO(AsyncFIFO):
-    """``AsyncFIFO`` whose storage is marked ``ram_style = "distributed"``: on an FPGA the read
-    data then comes from a flip-flop, not from a block RAM's slow output (5.8 ns on ECP5), and the
-    stale-tag check behind it fits a 100 MHz cycle. Same behaviour, cycle for cycle."""
-
-    def elaborate(self, platform):
-        m = super().elaborate(platform)
-        m.submodules.storage.attrs["ram_style"] = "distributed"
-        return m
 
 
 def _gray(value):
@@ -144,8 +133,12 @@ class DraftQueue(wiring.Component):
         w, r = self.w_domain, self.r_domain
         width = len(self.i_stream.payload.as_value())
         ebits = self.epoch_bits
-        m.submodules.fifo = fifo = _DistributedAsyncFIFO(width=width + ebits, depth=self.depth,
-                                                          w_domain=w, r_domain=r)
+        # Storage in distributed RAM: on an FPGA the read data then comes from a flip-flop, not
+        # from a block RAM's slow output (5.8 ns on ECP5), and the stale-tag check behind it fits
+        # a 100 MHz cycle.
+        m.submodules.fifo = fifo = AsyncFIFO(width=width + ebits, depth=self.depth,
+                                             w_domain=w, r_domain=r,
+                                             storage_attrs={"ram_style": "distributed"})
 
         # Read side epoch, binary and Gray (the Gray copy is a register: it crosses domains).
         r_epoch = Signal(ebits)

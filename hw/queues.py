@@ -17,10 +17,11 @@ exactly the entries described in :mod:`ahasd.hw.draft_queue`. The golden model i
 from amaranth import Module
 from amaranth.hdl import DomainRenamer
 from amaranth.lib import stream, wiring
-from amaranth.lib.fifo import AsyncFIFO, SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
+from ahasd.hw.cdc_fifo import AsyncFIFO
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor, FeedbackDescriptor, PreverifyDescriptor
 from ahasd.hw.draft_queue import DraftQueue
@@ -75,8 +76,9 @@ class DescriptorQueue(wiring.Component):
         if self.w_domain == self.r_domain:
             fifo = DomainRenamer(self.w_domain)(SyncFIFOBuffered(width=width, depth=self.depth))
         else:
+            # One storage copy: the readers' r_en (the feedback queue's) is early.
             fifo = AsyncFIFO(width=width, depth=self.depth, w_domain=self.w_domain,
-                             r_domain=self.r_domain)
+                             r_domain=self.r_domain, fast_read=False)
         m.submodules.fifo = fifo
         m.d.comb += [
             fifo.w_data.eq(self.i_stream.payload),

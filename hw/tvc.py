@@ -11,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
+from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
 __all__ = ["Table", "TVC", "DECISION_LATENCY", "record_layout", "decide_layout", "result_layout"]
@@ -56,6 +57,8 @@ class TVC(wiring.Component):
     Parameters (keyword-only, validated by :class:`ahasd.spec.tvc.TVCParams`)
     -----------------------------------------------------------------------
     depth, ratio_bits, max_preverify_len, cycles_bits, length_bits, counter_bits
+    second_record : bool
+        Add the record port ``record_first`` (default False).
 
     Ports (``rb`` = ratio_bits, ``cb`` = cycles_bits, ``lb`` = length_bits)
     --------------------------------------------------------------------------
@@ -71,6 +74,11 @@ class TVC(wiring.Component):
         length: lb}
         A measured run: ``cycles`` (NPU cycles for NVCT, PIM cycles otherwise) for ``length``
         tokens. Payload bit order: table [1:0], cycles, then length.
+    record_first__valid, record_first__ready, record_first__payload : as ``record``, only with
+        ``second_record``
+        A second source of records with priority over ``record`` (whose ``ready`` is low while
+        ``record_first__valid``): the controller's feedback results. Each source has its own
+        ``to_pim`` multipliers, so neither payload waits for the choice between them.
     decide__valid, decide__ready, decide__payload : stream of {kv_len: lb, now: cb,
         pending: lb}
         A decision request (KV length, NPU cycles elapsed in the current verification = NCR,
@@ -114,11 +122,13 @@ class TVC(wiring.Component):
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
-                 length_bits=16, counter_bits=16):
+                 length_bits=16, counter_bits=16, second_record=False):
         with rejecting_construction(self):
             self.params = p = TVCParams(
                 depth=depth, ratio_bits=ratio_bits, max_preverify_len=max_preverify_len,
                 cycles_bits=cycles_bits, length_bits=length_bits, counter_bits=counter_bits)
+            check_bool("second_record", second_record)
+        self.second_record = second_record
         self.record_layout = record_layout(p)
         self.decide_layout = decide_layout(p)
         self.result_layout = result_layout(p)
@@ -127,6 +137,8 @@ class TVC(wiring.Component):
             "freq_ratio": In(FREQ_BITS),
             "preset": In(wiring.Signature({**tables, "load": Out(len(TABLES))})),
             "record": In(stream.Signature(self.record_layout)),
+            **({"record_first": In(stream.Signature(self.record_layout))}
+               if second_record else {}),
             "decide": In(stream.Signature(self.decide_layout)),
             # always_ready: no `ready` port (docs/streams.md).
             "result": Out(stream.Signature(self.result_layout, always_ready=True)),
@@ -150,9 +162,6 @@ class TVC(wiring.Component):
         p = self.params
         rb, lb = p.ratio_bits, p.length_bits
 
-        def to_pim(cycles):
-            return (cycles * self.freq_ratio)[FREQ_FRAC_BITS:]
-
         # -- tables and their averages --------------------------------------------------------
         # The averages are registers, written in the same cycle as their table: a preset's value
         # itself (every entry equal), or the new ratio plus the sum of the entries that stay.
@@ -171,19 +180,31 @@ class TVC(wiring.Component):
         m.d.comb += [
             busy.eq(init | div_busy),
             self.busy.eq(busy),
-            self.record.ready.eq(~busy),
             self.decide.ready.eq(~busy),
         ]
+        # Records enter at `record` (and with `second_record` at `record_first`, which has
+        # priority: `record` is ready only while `record_first` is not valid).
+        sources = [self.record_first, self.record] if self.second_record else [self.record]
+        first = Signal()   # the record of this cycle is the first source's
+        if self.second_record:
+            m.d.comb += [
+                first.eq(self.record_first.valid),
+                self.record_first.ready.eq(~busy),
+                self.record.ready.eq(~busy & ~self.record_first.valid),
+            ]
+        else:
+            m.d.comb += self.record.ready.eq(~busy)
+        rec = Signal(self.record_layout)
+        m.d.comb += rec.eq(Mux(first, sources[0].payload, sources[-1].payload))
         load = Signal(len(TABLES))
         m.d.comb += load.eq(self.preset.load | init.replicate(len(TABLES)))
 
         # -- records: rejection, squash, sequential divider -------------------------------------
-        rec = self.record.payload
         rec_accept = Signal()
         rec_bad = Signal()
         rec_squashed = Signal()
         m.d.comb += [
-            rec_accept.eq(self.record.valid & self.record.ready),
+            rec_accept.eq(Cat(*(src.valid for src in sources)).any() & ~busy),
             rec_bad.eq((rec.length == 0) | (rec.table.as_value() == 3)),
             rec_squashed.eq(load.bit_select(rec.table.as_value(), 1)),
         ]
@@ -192,29 +213,50 @@ class TVC(wiring.Component):
             m.d.sync += self.error_count.eq(self.error_count + 1)
 
         steps = self.divider_steps
+        # The record is registered in its accept cycle (cycles, length, table; NVCT cycles as
+        # the 16-bit pieces of to_pim's product) and reaches the divider one cycle later, in the
+        # cycle the divider would spend on its saturation check: `pend`. That check is made here
+        # on the registered operands (a saturating ratio is written in that cycle), the divider
+        # itself runs without a check cycle, so a record keeps its latency, and the multiplier
+        # behind the record's payload ends at a register.
+        pend = Signal()
+        pend_nvct = Signal()
+        pend_cycles = Signal(p.cycles_bits)
+        pend_length = Signal(lb)
+        # One set of multipliers per source, selected after the products: the multipliers see
+        # the sources' payloads (registers or ports), not the late choice between them.
+        pend_pieces = _pieces(m, [src.payload.cycles for src in sources], self.freq_ratio,
+                              "rec_to_pim", select=first)
+        m.d.sync += pend_cycles.eq(rec.cycles)
         numerator = Signal(p.numerator_bits)
         m.d.comb += numerator.eq(
             Cat(Const(0, RATIO_FRAC_BITS),
-                Mux(rec.table == Table.NVCT, to_pim(rec.cycles), rec.cycles)))
-        # The shared divider with a saturation check cycle: a ratio that needs more than rb bits
-        # is found in the first cycle (then written as ratio_max, steps == rb), any other takes
-        # `steps` more. A preset of the record's table aborts it.
+                Mux(pend_nvct, _shifted_sum(pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
+        # A ratio needs more than `steps` bits exactly when numerator >> steps >= length.
+        pend_over = Signal()
+        m.d.comb += pend_over.eq((numerator >> steps) >= pend_length)
         m.submodules.divider = div = Divider(dividend_width=p.numerator_bits, divisor_width=lb,
-                                             quotient_bits=steps, check_cycle=True)
+                                             quotient_bits=steps)
         div_table = Signal(Table)
         div_write = Signal()
         div_value = Signal(rb)
+        rec_start = Signal()
+        pend_abort = Signal()
         m.d.comb += [
-            div_busy.eq(div.busy),
-            div.abort.eq(load.bit_select(div_table.as_value(), 1)),
-            div.start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            pend_abort.eq(load.bit_select(div_table.as_value(), 1)),
+            div_busy.eq(pend | div.busy),
+            div.abort.eq(pend_abort),
+            div.start.eq(pend & ~pend_abort & ~pend_over),
             div.dividend.eq(numerator),
-            div.divisor.eq(rec.length),
-            div_write.eq(div.done.valid),
-            div_value.eq(div.done.payload),
+            div.divisor.eq(pend_length),
+            div_write.eq(div.done.valid | (pend & ~pend_abort & pend_over)),
+            div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
-        with m.If(div.start):
-            m.d.sync += div_table.eq(rec.table)
+        m.d.sync += pend.eq(rec_start)
+        with m.If(rec_start):
+            m.d.sync += [div_table.eq(rec.table), pend_nvct.eq(rec.table == Table.NVCT),
+                         pend_length.eq(rec.length)]
 
         # The new average of the divider's table, ready as the last quotient bit arrives: the
         # entries that stay are summed one cycle ahead (the divider writes a table at least a
@@ -222,13 +264,12 @@ class TVC(wiring.Component):
         # table stops it), plus the quotient with each value of its last bit, or saturated (in
         # the cycle after start, the check cycle). The last bit only selects.
         kept = Signal(rb + p.depth_log2)
-        next_table = Mux(div.start, rec.table.as_value(), div_table.as_value())
+        next_table = Mux(rec_start, rec.table.as_value(), div_table.as_value())
         if p.depth > 1:
             m.d.sync += kept.eq(Mux(next_table == 0, sum(tables["nvct"][:-1]),
                                     Mux(next_table == 1, sum(tables["pdct"][:-1]),
                                         sum(tables["pvct"][:-1]))))
-        check = Signal()
-        m.d.sync += check.eq(div.start)
+        check = pend
         high = div.quotient[:-1]
         sums = [Cat(Const(bit, 1), high) + kept for bit in (0, 1)]
         saturated = Const((1 << steps) - 1, steps) + kept
@@ -317,14 +358,17 @@ def _times(value, factor):
     return total
 
 
-def _pieces(m, value, factor, name):
+def _pieces(m, value, factor, name, select=None):
     """Register ``value * factor`` as the products of ``value``'s ``PIECE_BITS``-bit pieces:
-    a list of ``(offset, product)``."""
+    a list of ``(offset, product)``. With a list of two values, ``select`` chooses the first
+    one's products, after the multipliers."""
+    values = value if isinstance(value, list) else [value]
     products = []
-    for offset in range(0, len(value), PIECE_BITS):
-        piece = value[offset:offset + PIECE_BITS]
-        product = Signal(len(piece) + len(factor), name=f"{name}_{offset}")
-        m.d.sync += product.eq(piece * factor)
+    for offset in range(0, len(values[0]), PIECE_BITS):
+        candidates = [v[offset:offset + PIECE_BITS] * factor for v in values]
+        product = Signal(len(candidates[0]), name=f"{name}_{offset}")
+        m.d.sync += product.eq(Mux(select, *candidates) if len(candidates) > 1
+                               else candidates[0])
         products.append((offset, product))
     return products
 

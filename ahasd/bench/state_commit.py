@@ -9,8 +9,11 @@ rank-A commit, starts it and counts the cycles from ``start`` to the last burst 
 ``efficiency`` = (bursts / cycles) / :meth:`ahasd.spec.dram.DRAMConfig.read_bound` (the
 all-bank refresh bound: above 1 is possible with the default per-bank refresh);
 ``efficiency_raw`` = (bursts / cycles) / :meth:`ahasd.spec.dram.DRAMConfig.raw_read_bound`
-(one burst per tCCD); ``efficiency_with_load`` also counts the factor-load cycles before ``start``
-(not overlapped), against ``read_bound``.
+(one burst per tCCD); ``efficiency_with_load`` counts every cycle from the first job's first
+factor word to the last job's last burst (``total_cycles``), against ``read_bound``: the factors
+of each later job are loaded while the job before it streams (the unit's second factor bank), so
+only the first job's loads (``exposed_load_cycles``) and each job's start (its first row's
+activation and read latency, the pipeline) are not overlapped.
 """
 
 import numpy as np
@@ -35,10 +38,12 @@ REPEATS = 4
 
 
 def run_verilated(config, S, jobs, *, max_rank):
-    """Commits ``jobs`` = [(P, k, w, u)] of the state ``S`` back to back on the Verilated system
-    (each job: load its factors, start, stream).
+    """Commits ``jobs`` = [(P, k, w, u)] of the state ``S`` back to back on the Verilated system:
+    the first job's factors loaded, then each job started as soon as the unit is idle while the
+    next job's factors are loaded during its streaming (into the unit's other factor bank).
 
-    Returns one ``(new_state, cycles, load_cycles)`` per job; raises ``RuntimeError`` if the DRAM
+    Returns ``(results, total)``: one ``(new_state, cycles, load_words)`` per job and the cycles
+    from the first factor word to the last job's last burst; raises ``RuntimeError`` if the DRAM
     model flagged a timing violation, a commit did not finish or lost bursts.
     """
     from ahasd.cosim.model import VerilatedModel
@@ -54,26 +59,31 @@ def run_verilated(config, S, jobs, *, max_rank):
     names_in = [name for name, _ in inputs]
     col = {name: i for i, (name, _) in enumerate(outputs)}
 
-    def vec(**values):
+    def vec(load=None, **values):
+        if load is not None:
+            values["f__valid"] = 1
+            values.update(zip((f"f__payload{n}" for n in range(dut.f_words)),
+                              dut.factor_words(*load)))
         return tuple([values.pop("rst", 0)] + [values.get(name, 0) for name in names_in])
 
     bursts = d_k * d_v * 2 // config.burst_bytes
     budget = int(bursts / config.read_bound()) * 2 + 4 * config.t_refi + 1000
-    results = []
-    # Closed loop, one cycle per step: each commit's loads follow the previous commit's last
-    # burst at once, so the refreshes fall where a steady stream of commits would put them.
+    loads = [load_sequence(P, k, w, u, lanes=dut.unit.lanes) for P, k, w, u in jobs]
+    results, total = [], 0
     with model:
         model.step(vec(rst=1))
-        for P, k, w, u in jobs:
-            loads = load_sequence(P, k, w, u, lanes=dut.unit.lanes)
-            for kind, t, index, data in loads:
-                words = dict(zip((f"f__payload{n}" for n in range(dut.f_words)),
-                                 dut.factor_words(kind, t, index, data)))
-                model.step(vec(f__valid=1, **words))
+        pending = list(loads[0])
+        for n, (_, _, w, _) in enumerate(jobs):
+            while pending:                   # only the first job's loads are not overlapped
+                model.step(vec(pending.pop(0)))
+                total += 1
             model.step(vec(rank=len(w), start=1, o_stream__ready=1))
+            total += 1
+            pending = list(loads[n + 1]) if n + 1 < len(jobs) else []
             words = []
             for _ in range(budget):
-                r = model.step(vec(o_stream__ready=1))
+                r = model.step(vec(pending.pop(0) if pending else None, o_stream__ready=1))
+                total += 1
                 if r[col["o_stream__valid"]]:
                     words.append(dut.join(r[col[f"o_stream__payload{n}"]]
                                           for n in range(dut.words)))
@@ -86,8 +96,8 @@ def run_verilated(config, S, jobs, *, max_rank):
             if len(words) != bursts:
                 raise RuntimeError(f"{len(words)} of {bursts} bursts came out")
             results.append((state_from_bursts(words, d_k, d_v, config.burst_bytes),
-                            r[col["cycles"]], len(loads)))
-    return results
+                            r[col["cycles"]], len(loads[n])))
+    return results, total
 
 
 def bench(json_output=False, quick=False):
@@ -102,7 +112,7 @@ def bench(json_output=False, quick=False):
         jobs = [(int(rng.integers(0, 1 << 15)), rng.integers(-16384, 16385, (rank, d_k)),
                  rng.integers(0, (1 << 15) + 1, rank), rng.integers(-32768, 32768, (rank, d_v)))
                 for _ in range(REPEATS)]
-        results = run_verilated(config, S, jobs, max_rank=rank)
+        results, total = run_verilated(config, S, jobs, max_rank=rank)
         for job, (got, _, _) in zip(jobs, results):
             if not np.array_equal(got, commit_fixed(S, *job)):
                 raise RuntimeError(f"state mismatch for {head} rank {rank}")
@@ -116,25 +126,30 @@ def bench(json_output=False, quick=False):
             "bursts_per_cycle": achieved, "bound": bound, "efficiency": achieved / bound,
             "raw_bound": float(config.raw_read_bound()),
             "efficiency_raw": achieved / float(config.raw_read_bound()),
-            "load_cycles": load_cycles,
-            "efficiency_with_load": REPEATS * bursts / (cycles + load_cycles) / bound,
+            "load_cycles": load_cycles, "exposed_load_cycles": results[0][2],
+            "total_cycles": total,
+            "efficiency_with_load": REPEATS * bursts / total / bound,
             "bit_exact": True})
     figures["min_efficiency"] = min(c["efficiency"] for c in figures["cases"])
+    figures["min_efficiency_with_load"] = min(c["efficiency_with_load"]
+                                              for c in figures["cases"])
     figures["simulated"] = (f"Verilated RTL of the state-commit unit + LPDDR5 bank model (timing "
                             f"checked, states bit-exact vs the fixed-point mirror); {REPEATS} "
-                            f"commits per case, cycles from each start to its last burst; bound "
-                            f"= (1 - tRFC/tREFI) / tCCD bursts/cycle")
+                            f"commits per case, cycles from each start to its last burst; w/ load: "
+                            f"from the first factor word to the last burst, each commit's loads "
+                            f"overlapped with the one before; bound = (1 - tRFC/tREFI) / tCCD "
+                            f"bursts/cycle")
     if not json_output:
         from rich.console import Console
         from rich.table import Table
         table = Table(title="State-commit unit vs DRAM timing bound", caption=figures["simulated"])
-        for h in ("head", "d_k x d_v", "A", "B", "tCCD", "cycles", "eff.", "load cyc",
+        for h in ("head", "d_k x d_v", "A", "B", "tCCD", "cycles", "eff.", "exposed load",
                   "eff. w/ load"):
             table.add_column(h, justify="right")
         for c in figures["cases"]:
             table.add_row(c["head"], f"{c['d_k']}x{c['d_v']}", str(c["rank"]),
                           str(c["burst_bytes"]), str(c["t_ccd"]), str(c["cycles"]),
-                          f"{c['efficiency']:.4f}", str(c["load_cycles"]),
+                          f"{c['efficiency']:.4f}", str(c["exposed_load_cycles"]),
                           f"{c['efficiency_with_load']:.4f}")
         Console().print(table)
     return figures

@@ -73,8 +73,9 @@ def test_counts_every_event_and_clears(event_period, crossing):
 @pytest.mark.parametrize("crossing", [False, True])
 def test_read_latency_of_one_event(crossing):
     """Within one domain the count shows an event right after its clock edge; across domains it
-    passes the Gray register and the two-flop synchroniser: two or three read-clock edges (the
-    documented "about three cycles"), never at once."""
+    passes the Gray register (event clock), the two synchroniser flip-flops and the count
+    register (three read-clock edges, one more when the Gray register's edge falls just after a
+    read edge): three or four read-clock edges, as documented, never at once."""
     domain, dut, m = _design(crossing)
     clocks = {"sync": 1e-9, **({"ev": (1e-9, 0.3e-9)} if crossing else {})}
     seen = {}
@@ -97,4 +98,4 @@ def test_read_latency_of_one_event(crossing):
 
     simulate(m, testbench, clocks=clocks)
     assert seen["final"] == 1
-    assert (2 <= seen["lag"] <= 3) if crossing else seen["lag"] == 0, seen
+    assert (3 <= seen["lag"] <= 4) if crossing else seen["lag"] == 0, seen

@@ -8,7 +8,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from ahasd.hw.dram_port import Cmd
-from ahasd.hw.state_commit import StateCommit
+from ahasd.hw.state_commit import KEY_LATENCY, CommitLane, KeyScale, StateCommit
 from ahasd.sim.specla.fixed import (
     K_FRAC,
     S_FRAC,
@@ -42,34 +42,46 @@ def random_commit(rng, d_k, d_v, rank):
     return S, P, k, w, u
 
 
-def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
+def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None, overlap=False):
     """Run commits ``jobs`` = [(S, P, k, w, u, base_row)] back to back; return the states read
-    out, the DRAM error code and the commands."""
+    out, the DRAM error code and the commands. ``overlap``: each commit's factors are loaded
+    while the one before streams (from its start on), else while the unit is idle."""
     init = [0] * (config.rows * config.n_banks * config.bursts_per_row)
     for S, *_, base in jobs:
         words = state_layout(S, config.burst_bytes)
         init[base * config.bursts_per_row:base * config.bursts_per_row + len(words)] = words
     dut = StateCommitSystem(config=config, init=init, d_k=d_k, d_v=d_v, max_rank=max_rank)
     rng = np.random.default_rng(ready_seed)
-    log = {"states": [], "cmds": [], "cycles": []}
+    log = {"states": [], "cmds": [], "cycles": [], "loads_while_busy": 0}
+    loads = [load_sequence(P, k, w, u, lanes=dut.unit.lanes) for _S, P, k, w, u, _ in jobs]
+
+    def offer(ctx, word):
+        ctx.set(dut.f__valid, word is not None)
+        if word is not None:
+            kind, t, index, data = word
+            for n, value in enumerate(dut.factor_words(kind, t, index, data)):
+                ctx.set(getattr(dut, f"f__payload{n}"), value)
+            assert ctx.get(dut.f__ready)
 
     async def tb(ctx):
-        for _S, P, k, w, u, base in jobs:
-            for kind, t, index, data in load_sequence(P, k, w, u, lanes=dut.unit.lanes):
-                ctx.set(dut.f__valid, 1)
-                for n, word in enumerate(dut.factor_words(kind, t, index, data)):
-                    ctx.set(getattr(dut, f"f__payload{n}"), word)
-                assert ctx.get(dut.f__ready)
+        pending = list(loads[0])
+        for n, (*_, w, _u, base) in enumerate(jobs):
+            while pending:                       # what is left of this commit's loads
+                offer(ctx, pending.pop(0))
                 await ctx.tick()
-            ctx.set(dut.f__valid, 0)
+            offer(ctx, None)
             ctx.set(dut.rank, len(w))
             ctx.set(dut.base_row, base)
             ctx.set(dut.start, 1)
             await ctx.tick()
             ctx.set(dut.start, 0)
             assert ctx.get(dut.busy) and not ctx.get(dut.error)
+            pending = list(loads[n + 1]) if n + 1 < len(jobs) else []
             words = []
             for _ in range(50000):
+                offer(ctx, pending.pop(0) if overlap and pending else None)
+                if overlap and ctx.get(dut.f__valid):
+                    log["loads_while_busy"] += 1
                 ready = 1 if ready_seed is None else int(rng.random() < 0.5)
                 ctx.set(dut.o_stream__ready, ready)
                 if ready and ctx.get(dut.o_stream__valid):
@@ -81,6 +93,7 @@ def simulate(config, jobs, *, d_k, d_v, max_rank, ready_seed=None):
                 await ctx.tick()
                 if not ctx.get(dut.busy):
                     break
+            offer(ctx, None)
             log["cycles"].append(ctx.get(dut.cycles))
             log["states"].append(state_from_bursts(words, d_k, d_v, config.burst_bytes)
                                  if len(words) == d_k * d_v * 2 // config.burst_bytes else words)
@@ -126,6 +139,21 @@ def test_back_to_back_backpressure_refresh_and_float_path(refresh, ref):
     assert log["cmds"].count(ref) >= 1 and log["cmds"].count(Cmd.ACT) >= 4
 
 
+def test_loads_overlap_streaming():
+    """Three commits, each one's factors loaded while the one before streams (into the other
+    factor bank): every state bit-exact, so neither bank disturbed the other."""
+    rng = np.random.default_rng(17)
+    jobs = [(*random_commit(rng, 8, 16, rank), base) for rank, base in ((4, 0), (2, 4), (3, 8))]
+    config = DRAMConfig(**{**FAST.__dict__, "n_banks": 4})
+    log = simulate(config, jobs, d_k=8, d_v=16, max_rank=4, overlap=True)
+    for job, got in zip(jobs, log["states"]):
+        np.testing.assert_array_equal(got, commit_fixed(*job[:5]))
+    # All loads of the second and third commits went in while the unit was busy.
+    assert log["loads_while_busy"] == sum(len(load_sequence(*job[1:5], lanes=4))
+                                          for job in jobs[1:])
+    assert log["dram_error"] == DRAMError.NONE
+
+
 def test_rejects_rank_above_max():
     dut = StateCommit(config=FAST, d_k=4, d_v=4, max_rank=4)
 
@@ -136,7 +164,7 @@ def test_rejects_rank_above_max():
         assert ctx.get(dut.error) and not ctx.get(dut.busy)
         ctx.set(dut.rank, 4)
         await ctx.tick()
-        assert ctx.get(dut.busy) and not ctx.get(dut.error) and not ctx.get(dut.f.ready)
+        assert ctx.get(dut.busy) and not ctx.get(dut.error) and ctx.get(dut.f.ready)
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -165,3 +193,63 @@ def test_registered_block_lints_clean(tmp_path):
     assert BLOCKS["state_commit"] == "ahasd.hw.state_commit:StateCommit"
     path = write_verilog("state_commit", tmp_path)
     assert "module state_commit(" in path.read_text()
+
+
+def _sat16(v):
+    return max(-(1 << 15), min((1 << 15) - 1, v))
+
+
+def _run_pipeline(dut, inputs, output, latency):
+    """Drive one input set per cycle; return ``output`` for each, behind ``latency`` registers
+    (read after each tick: input n's value is there after tick n + latency - 1)."""
+    got = []
+
+    async def tb(ctx):
+        for values in [*inputs, *[inputs[0]] * latency]:
+            for port, value in values.items():
+                ctx.set(getattr(dut, port), value)
+            await ctx.tick()
+            got.append(ctx.get(getattr(dut, output)))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(tb)
+    sim.run()
+    return got[latency - 1:latency - 1 + len(inputs)]
+
+
+def test_commit_lane_default_rank_extremes_and_random():
+    """The default lane (max_rank 16, carry-save tree) against the integer formula, with
+    every operand at its extremes, each rank 0..16 and random values, one input per cycle."""
+    R = 16
+    lane = CommitLane(R)
+    assert lane.latency == 6
+    rng = np.random.default_rng(11)
+    cases = []
+    for n in range(40):
+        if n < 4:   # largest magnitudes: saturation both ways, the sign corrections
+            p, s = (1 << 16) - 1, (32767, -32768)[n % 2]
+            kw, u = [-32768] * R, [(-32768, 32767)[n // 2]] * R
+            rank = R
+        else:
+            p, s = int(rng.integers(0, 1 << 16)), int(rng.integers(-32768, 32768))
+            kw = [int(x) for x in rng.integers(-32768, 32768, R)]
+            u = [int(x) for x in rng.integers(-32768, 32768, R)]
+            rank = n % (R + 1)
+        acc = p * s + sum(2 * kw[t] * u[t] for t in range(rank))
+        cases.append(({"p": p, "s": s, "mask": (1 << rank) - 1,
+                       "kw": sum((v & 0xFFFF) << (16 * t) for t, v in enumerate(kw)),
+                       "u": sum((v & 0xFFFF) << (16 * t) for t, v in enumerate(u))},
+                      _sat16((acc + (1 << 14)) >> 15)))
+    got = _run_pipeline(lane, [c for c, _ in cases], "res", lane.latency)
+    assert got == [want for _, want in cases]
+
+
+def test_key_scale_extremes_and_random():
+    scale = KeyScale()
+    rng = np.random.default_rng(12)
+    pairs = [(-32768, 65535), (32767, 65535), (-32768, 0), (-1, 1), (1, 32768)]
+    pairs += [(int(k), int(w)) for k, w in zip(rng.integers(-32768, 32768, 40),
+                                                rng.integers(0, 1 << 16, 40))]
+    got = _run_pipeline(scale, [{"k": k, "w": w} for k, w in pairs], "kw", KEY_LATENCY)
+    assert got == [_sat16((k * w + (1 << 14)) >> 15) for k, w in pairs]

@@ -1,0 +1,171 @@
+"""An asynchronous FIFO with Amaranth's behaviour, cycle for cycle, and shorter paths.
+
+:class:`AsyncFIFO` is ``amaranth.lib.fifo.AsyncFIFO`` (a subclass: the same ports, the same
+Gray-code pointers through two-flop ``FFSynchronizer`` stages, the same write-domain reset
+handling, so ``synth/cdc.py`` and the formal proofs treat it as that FIFO) with two changes to
+how the next state is computed, neither of which changes a value any port shows in any cycle:
+
+* **Registered increments.** Each pointer keeps ``pointer + 1`` and its Gray code in registers
+  beside it, so ``w_en`` / ``r_en`` (late handshakes from the FIFO's users) only select between
+  two registers instead of starting a carry chain and a Gray encoder.
+* **Read data selected, not addressed.** Amaranth's FIFO reads its storage through a
+  synchronous port at ``consume + do_read``, so ``r_en`` reaches the memory's address. Here two
+  asynchronous reads at ``consume`` and ``consume + 1`` (both registers) feed a multiplexer that
+  ``do_read`` selects in front of the output register: the same ``r_data`` one cycle later.
+  The reads are from two copies of the storage (twice the memory bits), since synthesis would
+  merge two reads of one memory back into one at a multiplexed address.
+"""
+
+from amaranth import Cat, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Assume
+from amaranth.lib import fifo
+from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
+from amaranth.lib.memory import Memory
+
+__all__ = ["AsyncFIFO"]
+
+
+def _gray(value):
+    return value ^ (value >> 1)
+
+
+def _gray_decode(gray):
+    # binary[i] = gray[i] ^ binary[i + 1], from the top bit down.
+    bits = [gray[-1]]
+    for i in reversed(range(len(gray) - 1)):
+        bits.insert(0, bits[0] ^ gray[i])
+    return Cat(*bits)
+
+
+class AsyncFIFO(fifo.AsyncFIFO):
+    """``amaranth.lib.fifo.AsyncFIFO`` (same parameters, ports and behaviour) with registered
+    pointer increments and the read data selected after the storage (module docstring).
+
+    ``storage_attrs`` : dict, optional
+        Attributes of the storage memory (``{"ram_style": "distributed"}``).
+    ``fast_read`` : bool
+        Read two copies of the storage and select after them (default True); False: one
+        storage read through a synchronous port at the multiplexed pointer (half the memory
+        bits, for a FIFO whose ``r_en`` is early).
+    """
+
+    def __init__(self, *, width, depth, r_domain="read", w_domain="write", exact_depth=False,
+                 storage_attrs=None, fast_read=True):
+        super().__init__(width=width, depth=depth, r_domain=r_domain, w_domain=w_domain,
+                         exact_depth=exact_depth)
+        if self.depth == 0:
+            raise ValueError("depth must be at least 1, not 0")
+        self.storage_attrs = dict(storage_attrs or {})
+        self.fast_read = bool(fast_read)
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = self._ctr_bits
+        w, r = self._w_domain, self._r_domain
+
+        do_write = self.w_rdy & self.w_en
+        do_read = self.r_rdy & self.r_en
+
+        # Write pointer: binary and Gray, each with its increment (reset with the write domain).
+        produce_w_bin = Signal(bits)
+        produce_w_inc = Signal(bits, init=1)
+        produce_w_gry = Signal(bits)
+        produce_w_gry_inc = Signal(bits, init=_gray(1))
+        with m.If(do_write):
+            m.d[w] += [
+                produce_w_bin.eq(produce_w_inc),
+                produce_w_inc.eq(produce_w_inc + 1),
+                produce_w_gry.eq(produce_w_gry_inc),
+                produce_w_gry_inc.eq(_gray((produce_w_inc + 1)[:bits])),
+            ]
+
+        # Read pointer: reset_less (reset through the write domain's reset, below).
+        consume_r_bin = Signal(bits, reset_less=True)
+        consume_r_inc = Signal(bits, init=1, reset_less=True)
+        consume_r_gry = Signal(bits, reset_less=True)
+        consume_r_gry_inc = Signal(bits, init=_gray(1), reset_less=True)
+
+        produce_r_gry = Signal(bits)
+        m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=r)
+        consume_w_gry = Signal(bits)
+        m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=w)
+
+        consume_w_bin = Signal(bits)
+        m.d[w] += consume_w_bin.eq(_gray_decode(consume_w_gry))
+        produce_r_bin = Signal(bits)
+        m.d.comb += produce_r_bin.eq(_gray_decode(produce_r_gry))
+
+        w_full = Signal()
+        r_empty = Signal()
+        m.d.comb += [
+            w_full.eq((produce_w_gry[-1] != consume_w_gry[-1]) &
+                      (produce_w_gry[-2] != consume_w_gry[-2]) &
+                      (produce_w_gry[:-2] == consume_w_gry[:-2])),
+            r_empty.eq(consume_r_gry == produce_r_gry),
+        ]
+        m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
+        m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
+
+        # Two copies of the storage, written alike, one read at the pointer and one at the
+        # pointer + 1: one memory with both reads would be merged back into one read at a
+        # multiplexed address by synthesis (yosys memory_share), which is the path avoided here.
+        copies = []
+        for name in ("storage", "storage_next")[:2 if self.fast_read else 1]:
+            memory = m.submodules[name] = Memory(shape=self.width, depth=self.depth, init=[])
+            memory.attrs.update(self.storage_attrs)
+            w_port = memory.write_port(domain=w)
+            m.d.comb += [
+                w_port.addr.eq(produce_w_bin[:-1]),
+                w_port.data.eq(self.w_data),
+                w_port.en.eq(do_write),
+            ]
+            copies.append(memory)
+        m.d.comb += [self.w_rdy.eq(~w_full), self.r_rdy.eq(~r_empty)]
+        if self.fast_read:
+            r_here, r_next = (memory.read_port(domain="comb") for memory in copies)
+            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1])]
+            # The entry at the read pointer after this cycle, as a synchronous port reads it.
+            r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
+            m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))
+            m.d.comb += self.r_data.eq(r_data)
+        else:
+            r_port = copies[0].read_port(domain=r)
+            m.d.comb += [r_port.addr.eq(Mux(do_read, consume_r_inc, consume_r_bin)[:-1]),
+                         self.r_data.eq(r_port.data)]
+
+        # Write-domain reset empties the FIFO (as amaranth.lib.fifo.AsyncFIFO does it).
+        w_rst = ResetSignal(domain=w, allow_reset_less=True)
+        r_rst = Signal()
+        m.submodules.rst_cdc = AsyncFFSynchronizer(w_rst, r_rst, o_domain=r)
+        with m.If(r_rst):
+            produce_now = _gray_decode(produce_r_gry)
+            m.d.comb += r_empty.eq(1)
+            m.d[r] += [
+                consume_r_gry.eq(produce_r_gry),
+                consume_r_bin.eq(produce_now),
+                consume_r_inc.eq(produce_now + 1),
+                consume_r_gry_inc.eq(_gray((produce_now + 1)[:bits])),
+                self.r_rst.eq(1),
+            ]
+        with m.Else():
+            m.d[r] += self.r_rst.eq(0)
+            with m.If(do_read):
+                m.d[r] += [
+                    consume_r_bin.eq(consume_r_inc),
+                    consume_r_inc.eq(consume_r_inc + 1),
+                    consume_r_gry.eq(consume_r_gry_inc),
+                    consume_r_gry_inc.eq(_gray((consume_r_inc + 1)[:bits])),
+                ]
+
+        if platform == "formal":
+            from amaranth.asserts import Initial
+            with m.If(Initial()):
+                m.d.comb += [
+                    Assume(produce_w_gry == _gray(produce_w_bin)),
+                    Assume(consume_r_gry == _gray(consume_r_bin)),
+                    Assume(produce_w_inc == (produce_w_bin + 1)[:bits]),
+                    Assume(consume_r_inc == (consume_r_bin + 1)[:bits]),
+                    Assume(produce_w_gry_inc == _gray(produce_w_inc)),
+                    Assume(consume_r_gry_inc == _gray(consume_r_inc)),
+                ]
+        return m

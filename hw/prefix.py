@@ -1,0 +1,94 @@
+"""Parallel-prefix (Kogge-Stone) carry logic written out as gates.
+
+The 28 nm timing flow (:mod:`ahasd.synth.sta`) times the area-oriented mapping, in which Yosys's
+``$alu`` cells become ripple carries: a 32-bit incrementer is 32 gates deep, a 32-bit adder
+twice that, longer than an 800 MHz cycle. The functions here build the carries as a
+Kogge-Stone prefix tree of AND / OR gates (``ceil(log2(width))`` levels). ABC's area-oriented
+mapping may still rebuild a chain from them where that is smaller (measured: a counter's
+prefix increment behind a late event came back as the ripple chain), so a critical carry is
+better kept off the path by a register (a precomputed ``count + 1``); these trees shorten carries
+that start and end at registers. On ECP5 they are slower than a carry chain (LUT levels instead
+of CCU2C cells; measured on the controller), so the RTL uses them only for a Gray decode.
+
+All values are unsigned; results wrap at ``width`` bits (default the wider operand). Each
+function takes the module ``m`` and names its levels ``name``: every prefix level is a signal
+of its own, so the levels' shared terms stay shared (an expression tree would repeat them).
+"""
+
+from amaranth import Cat, Const, Signal, Value
+
+__all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary"]
+
+
+def _bits(value, width):
+    value = Value.cast(value)
+    return [value[i] if i < len(value) else Const(0, 1) for i in range(width)]
+
+
+def _level(m, name, bits):
+    signal = Signal(len(bits), name=name)
+    m.d.comb += signal.eq(Cat(*bits))
+    return [signal[i] for i in range(len(bits))]
+
+
+def _carries(m, name, g, p, carry_in):
+    """Carries into bits ``0..n`` for generate ``g`` and propagate ``p`` (Kogge-Stone)."""
+    n = len(g)
+    g = list(g)
+    p = list(p)
+    g[0] = g[0] | (p[0] & carry_in)
+    g = _level(m, f"{name}_g0", g)
+    span, level = 1, 1
+    while span < n:
+        g, p = (_level(m, f"{name}_g{level}",
+                       [g[i] | (p[i] & g[i - span]) if i >= span else g[i] for i in range(n)]),
+                _level(m, f"{name}_p{level}",
+                       [p[i] & p[i - span] if i >= span else p[i] for i in range(n)]))
+        span *= 2
+        level += 1
+    return [Value.cast(carry_in)] + g
+
+
+def add(m, a, b, carry_in=0, width=None, name="add"):
+    """``(a + b + carry_in) mod 2**width`` with prefix carries."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    a, b = _bits(a, width), _bits(b, width)
+    p = _level(m, f"{name}_p", [x ^ y for x, y in zip(a, b)])
+    carries = _carries(m, name, [x & y for x, y in zip(a, b)], p, Value.cast(carry_in))
+    return Cat(*(pi ^ ci for pi, ci in zip(p, carries)))
+
+
+def sub(m, a, b, width=None, name="sub"):
+    """``(a - b) mod 2**width`` with prefix carries."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    return add(m, a, Cat(*(~bit for bit in _bits(b, width))), 1, width, name)
+
+
+def increment(m, a, carry_in=1, name="inc"):
+    """``(a + carry_in) mod 2**len(a)``: the carry into bit ``i`` is the AND of the bits below,
+    as a prefix tree."""
+    bits = _bits(a, len(Value.cast(a)))
+    carries = _carries(m, name, [Const(0, 1)] * len(bits), bits, Value.cast(carry_in))
+    return Cat(*(bit ^ carry for bit, carry in zip(bits, carries)))
+
+
+def greater_equal(m, a, b, name="ge"):
+    """``a >= b`` (unsigned): the carry out of ``a + ~b + 1``, as a prefix tree."""
+    width = max(len(Value.cast(a)), len(Value.cast(b)))
+    a, nb = _bits(a, width), [~bit for bit in _bits(b, width)]
+    p = _level(m, f"{name}_p", [x ^ y for x, y in zip(a, nb)])
+    return _carries(m, name, [x & y for x, y in zip(a, nb)], p, Const(1, 1))[-1]
+
+
+def gray_to_binary(m, gray, name="gray"):
+    """Binary value of a Gray code: bit ``i`` is the XOR of Gray bits ``i`` and above, as a
+    prefix (suffix) tree of XORs."""
+    bits = _bits(gray, len(Value.cast(gray)))
+    n = len(bits)
+    span, level = 1, 0
+    while span < n:
+        bits = _level(m, f"{name}_x{level}",
+                      [bits[i] ^ bits[i + span] if i + span < n else bits[i] for i in range(n)])
+        span *= 2
+        level += 1
+    return Cat(*bits)
