@@ -22,14 +22,16 @@ from amaranth.lib import fifo
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
 from amaranth.lib.memory import Memory
 
-__all__ = ["AsyncFIFO"]
+__all__ = ["AsyncFIFO", "gray_code", "gray_decode"]
 
 
-def _gray(value):
+def gray_code(value):
+    """``value`` in reflected binary Gray code (one bit changes per increment)."""
     return value ^ (value >> 1)
 
 
-def _gray_decode(gray):
+def gray_decode(gray):
+    """The binary value of Gray code ``gray`` (a Value)."""
     # binary[i] = gray[i] ^ binary[i + 1], from the top bit down.
     bits = [gray[-1]]
     for i in reversed(range(len(gray) - 1)):
@@ -70,20 +72,20 @@ class AsyncFIFO(fifo.AsyncFIFO):
         produce_w_bin = Signal(bits)
         produce_w_inc = Signal(bits, init=1)
         produce_w_gry = Signal(bits)
-        produce_w_gry_inc = Signal(bits, init=_gray(1))
+        produce_w_gry_inc = Signal(bits, init=gray_code(1))
         with m.If(do_write):
             m.d[w] += [
                 produce_w_bin.eq(produce_w_inc),
                 produce_w_inc.eq(produce_w_inc + 1),
                 produce_w_gry.eq(produce_w_gry_inc),
-                produce_w_gry_inc.eq(_gray((produce_w_inc + 1)[:bits])),
+                produce_w_gry_inc.eq(gray_code((produce_w_inc + 1)[:bits])),
             ]
 
         # Read pointer: reset_less (reset through the write domain's reset, below).
         consume_r_bin = Signal(bits, reset_less=True)
         consume_r_inc = Signal(bits, init=1, reset_less=True)
         consume_r_gry = Signal(bits, reset_less=True)
-        consume_r_gry_inc = Signal(bits, init=_gray(1), reset_less=True)
+        consume_r_gry_inc = Signal(bits, init=gray_code(1), reset_less=True)
 
         produce_r_gry = Signal(bits)
         m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=r)
@@ -91,9 +93,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
         m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=w)
 
         consume_w_bin = Signal(bits)
-        m.d[w] += consume_w_bin.eq(_gray_decode(consume_w_gry))
+        m.d[w] += consume_w_bin.eq(gray_decode(consume_w_gry))
         produce_r_bin = Signal(bits)
-        m.d.comb += produce_r_bin.eq(_gray_decode(produce_r_gry))
+        m.d.comb += produce_r_bin.eq(gray_decode(produce_r_gry))
 
         w_full = Signal()
         r_empty = Signal()
@@ -138,13 +140,13 @@ class AsyncFIFO(fifo.AsyncFIFO):
         r_rst = Signal()
         m.submodules.rst_cdc = AsyncFFSynchronizer(w_rst, r_rst, o_domain=r)
         with m.If(r_rst):
-            produce_now = _gray_decode(produce_r_gry)
+            produce_now = gray_decode(produce_r_gry)
             m.d.comb += r_empty.eq(1)
             m.d[r] += [
                 consume_r_gry.eq(produce_r_gry),
                 consume_r_bin.eq(produce_now),
                 consume_r_inc.eq(produce_now + 1),
-                consume_r_gry_inc.eq(_gray((produce_now + 1)[:bits])),
+                consume_r_gry_inc.eq(gray_code((produce_now + 1)[:bits])),
                 self.r_rst.eq(1),
             ]
         with m.Else():
@@ -154,18 +156,18 @@ class AsyncFIFO(fifo.AsyncFIFO):
                     consume_r_bin.eq(consume_r_inc),
                     consume_r_inc.eq(consume_r_inc + 1),
                     consume_r_gry.eq(consume_r_gry_inc),
-                    consume_r_gry_inc.eq(_gray((consume_r_inc + 1)[:bits])),
+                    consume_r_gry_inc.eq(gray_code((consume_r_inc + 1)[:bits])),
                 ]
 
         if platform == "formal":
             from amaranth.asserts import Initial
             with m.If(Initial()):
                 m.d.comb += [
-                    Assume(produce_w_gry == _gray(produce_w_bin)),
-                    Assume(consume_r_gry == _gray(consume_r_bin)),
+                    Assume(produce_w_gry == gray_code(produce_w_bin)),
+                    Assume(consume_r_gry == gray_code(consume_r_bin)),
                     Assume(produce_w_inc == (produce_w_bin + 1)[:bits]),
                     Assume(consume_r_inc == (consume_r_bin + 1)[:bits]),
-                    Assume(produce_w_gry_inc == _gray(produce_w_inc)),
-                    Assume(consume_r_gry_inc == _gray(consume_r_inc)),
+                    Assume(produce_w_gry_inc == gray_code(produce_w_inc)),
+                    Assume(consume_r_gry_inc == gray_code(consume_r_inc)),
                 ]
         return m

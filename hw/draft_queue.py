@@ -44,7 +44,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from ahasd.hw.cdc_fifo import AsyncFIFO
+from ahasd.hw.cdc_fifo import AsyncFIFO, gray_code, gray_decode
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.descriptors import DraftDescriptor
 from ahasd.spec.params import COUNTER_BITS, check_domain, check_power_of_two
@@ -55,18 +55,6 @@ __all__ = ["DraftQueue", "epoch_bits_for"]
 def epoch_bits_for(depth):
     """Epoch tag width for a queue of ``depth`` entries (see the module docstring)."""
     return ceil_log2(depth) + 2
-
-
-def _gray(value):
-    return value ^ (value >> 1)
-
-
-def _gray_decode(gray):
-    # binary[i] = gray[i] ^ binary[i + 1], from the top bit down.
-    bits = [gray[-1]]
-    for i in reversed(range(len(gray) - 1)):
-        bits.insert(0, bits[0] ^ gray[i])
-    return Cat(*bits)
 
 
 class DraftQueue(wiring.Component):
@@ -147,7 +135,7 @@ class DraftQueue(wiring.Component):
         w_epoch_gray = Signal(ebits)
         m.submodules.epoch_to_w = FFSynchronizer(r_epoch_gray, w_epoch_gray, o_domain=w)
         w_epoch = Signal(ebits)
-        m.d.comb += w_epoch.eq(_gray_decode(w_epoch_gray))
+        m.d.comb += w_epoch.eq(gray_decode(w_epoch_gray))
         w_epoch_seen = Signal(ebits)
         w_epoch_seen_gray = Signal(ebits)
         m.d[w] += [
@@ -185,6 +173,6 @@ class DraftQueue(wiring.Component):
         with m.If(self.squash & self.squash_ready):
             m.d[r] += [
                 r_epoch.eq(r_epoch_next),
-                r_epoch_gray.eq(_gray(r_epoch_next)),
+                r_epoch_gray.eq(gray_code(r_epoch_next)),
             ]
         return m
