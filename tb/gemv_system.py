@@ -13,7 +13,7 @@ from ahasd.hw.gemv import GEMV
 from ahasd.spec.dram import DRAMConfig
 from ahasd.tb.dram_system import DRAMSystem
 
-__all__ = ["GEMVSystem"]
+__all__ = ["GEMVSystem", "feed_and_start"]
 
 
 class GEMVSystem(DRAMSystem):
@@ -63,3 +63,20 @@ class GEMVSystem(DRAMSystem):
             g.m.eq(self.m), g.n.eq(self.n), g.base_row.eq(self.base_row), g.start.eq(self.start),
             self.busy.eq(g.busy), self.error.eq(g.error), self.cycles.eq(g.cycles),
         ]
+
+
+async def feed_and_start(ctx, dut, x, m, n):
+    """In an Amaranth testbench ``ctx``: offer the activations ``x`` to ``dut`` (a
+    :class:`GEMVSystem`), each held until taken, then start an ``m x n`` GEMV with the output
+    ready; returns in the cycle after ``start``."""
+    for v in x:
+        ctx.set(dut.x_valid, 1)
+        ctx.set(dut.x_data, int(v))
+        await ctx.tick().until(dut.x_ready)
+    ctx.set(dut.x_valid, 0)
+    ctx.set(dut.m, m)
+    ctx.set(dut.n, n)
+    ctx.set(dut.start, 1)
+    ctx.set(dut.o_ready, 1)
+    await ctx.tick()
+    ctx.set(dut.start, 0)

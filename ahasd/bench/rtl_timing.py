@@ -190,7 +190,7 @@ def gemv_efficiency_raw(m=GEMV_SLICE[0], n=GEMV_SLICE[1], *, burst_bytes=32, t_c
     from ahasd.sim.blocks.gemv import gemv
     from ahasd.spec.dram import named_config, weight_layout
     from ahasd.tb.amaranth_sim import simulate
-    from ahasd.tb.gemv_system import GEMVSystem
+    from ahasd.tb.gemv_system import GEMVSystem, feed_and_start
     base = named_config("authors", burst_bytes=burst_bytes, t_ccd=t_ccd)
     rows = -(-(-(-m // burst_bytes) * n) // (base.bursts_per_row * base.n_banks))
     config = named_config("authors", burst_bytes=burst_bytes, t_ccd=t_ccd, rows=rows)
@@ -200,17 +200,7 @@ def gemv_efficiency_raw(m=GEMV_SLICE[0], n=GEMV_SLICE[1], *, burst_bytes=32, t_c
     out: dict = {"y": []}
 
     async def testbench(ctx):
-        for v in x:
-            ctx.set(dut.x_valid, 1)
-            ctx.set(dut.x_data, int(v))
-            await ctx.tick().until(dut.x_ready)
-        ctx.set(dut.x_valid, 0)
-        ctx.set(dut.m, m)
-        ctx.set(dut.n, n)
-        ctx.set(dut.start, 1)
-        ctx.set(dut.o_ready, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
+        await feed_and_start(ctx, dut, x, m, n)
         while ctx.get(dut.busy):
             if ctx.get(dut.o_valid):
                 out["y"].append(ctx.get(dut.o_data))

@@ -8,7 +8,7 @@ from ahasd.hw.dram_port import Cmd
 from ahasd.spec.dram import DRAMConfig, weight_layout
 from ahasd.tb import amaranth_sim
 from ahasd.tb.dram_bank import DRAMError
-from ahasd.tb.gemv_system import GEMVSystem
+from ahasd.tb.gemv_system import GEMVSystem, feed_and_start
 
 # Two bursts per row: an ACT for every two RDs, one per 4 cycles wanted, one per 6 allowed.
 FAW = DRAMConfig(t_rcd=5, t_rp=4, t_ras=9, t_ccd=2, t_rrd=2, t_faw=24, t_refi=400, t_rfc=20,
@@ -27,18 +27,7 @@ def act_cycles(config, m, n):
     log = {"acts": [], "out": []}
 
     async def tb(ctx):
-        for v in x:
-            ctx.set(dut.x_valid, 1)
-            ctx.set(dut.x_data, int(v))
-            await ctx.tick().until(dut.x_ready)
-        ctx.set(dut.x_valid, 0)
-        ctx.set(dut.m, m)
-        ctx.set(dut.n, n)
-        ctx.set(dut.base_row, 0)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        ctx.set(dut.o_ready, 1)
+        await feed_and_start(ctx, dut, x, m, n)
         for cycle in range(5000):
             if ctx.get(dut.o_valid):
                 log["out"].append(ctx.get(dut.o_data))
