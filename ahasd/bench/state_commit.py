@@ -20,8 +20,9 @@ import numpy as np
 
 from ahasd.sim.specla.fixed import commit_fixed, load_sequence, state_from_bursts, state_layout
 from ahasd.spec.dram import DRAMConfig
+from ahasd.tables import print_table, print_text
 
-__all__ = ["bench", "run_verilated", "CASES", "QUICK_CASES"]
+__all__ = ["bench", "run_verilated", "CASES", "QUICK_CASES", "print_figures"]
 
 #: (head, d_k, d_v, rank, burst_bytes, t_ccd): GDN head shapes (1.3B: 200 x 400; 0.4B:
 #: 128 x 256), the default 128 x 128, a slower tCCD and 64-byte bursts (32 lanes).
@@ -140,16 +141,16 @@ def bench(json_output=False, quick=False):
                             f"overlapped with the one before; bound = (1 - tRFC/tREFI) / tCCD "
                             f"bursts/cycle")
     if not json_output:
-        from rich.console import Console
-        from rich.table import Table
-        table = Table(title="State-commit unit vs DRAM timing bound", caption=figures["simulated"])
-        for h in ("head", "d_k x d_v", "A", "B", "tCCD", "cycles", "eff.", "exposed load",
-                  "eff. w/ load"):
-            table.add_column(h, justify="right")
-        for c in figures["cases"]:
-            table.add_row(c["head"], f"{c['d_k']}x{c['d_v']}", str(c["rank"]),
-                          str(c["burst_bytes"]), str(c["t_ccd"]), str(c["cycles"]),
-                          f"{c['efficiency']:.4f}", str(c["exposed_load_cycles"]),
-                          f"{c['efficiency_with_load']:.4f}")
-        Console().print(table)
+        print_figures(figures)
     return figures
+
+
+def print_figures(figures, console=None):
+    """The state-commit bench's table (``figures`` as :func:`bench` returns them)."""
+    rows = [(c["head"], f"{c['d_k']:,}x{c['d_v']:,}", f"{c['rank']:,}", f"{c['burst_bytes']:,}", f"{c['t_ccd']:,}",
+             f"{c['cycles']:,}", f"{c['efficiency']:.4f}", f"{c['exposed_load_cycles']:,}",
+             f"{c['efficiency_with_load']:.4f}") for c in figures["cases"]]
+    print_table("State-commit unit vs DRAM timing bound",
+                ("head", "d_k x d_v", "A [tokens]", "B [bytes]", "tCCD [cycles]", "cycles", "efficiency [ratio]",
+                 "exposed load [cycles]", "efficiency w/ load [ratio]"), rows, console=console, left=("head",))
+    print_text(figures["simulated"], console=console)
