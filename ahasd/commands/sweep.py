@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, check_choice, integer, seed
 from ahasd.errors import CliError
-from ahasd.files import fresh_output_dir, output_dir
+from ahasd.files import fresh_output_dir, os_reason, output_dir
 from ahasd.progress import progress
 from ahasd.sim.decoding.policies import policy_names
 from ahasd.sim.system.config import pair_names
@@ -154,7 +154,7 @@ def _gemv_mm2(path):
             data = json.loads(path.read_text(encoding="utf-8"))
             return next(float(b["total_mm2"]) for b in data["blocks"] if b["block"] == "gemv")
         except OSError as e:
-            raise CliError(f"--area-json: cannot read {path}: {e.strerror}") from None
+            raise CliError(f"--area-json: cannot read {path}: {os_reason(e)}") from None
         except (ValueError, KeyError, TypeError, StopIteration):
             raise CliError(f"--area-json: {path} is not the JSON of `ahasd area gemv --json` "
                            "(no gemv block with total_mm2)") from None
