@@ -3,8 +3,12 @@
 Benchmarks measure and print (cycles, ratios, events/s, tokens/s); they never assert timing.
 Each entry of :data:`BENCHES` names a function ``bench(json_output: bool, quick: bool) -> dict``
 that runs the measurement, prints a table (or nothing when ``json_output``), and returns the
-figures; the command prints the returned dict as strict JSON with ``--json`` (a figure that is
-not finite, such as a rate over an unmeasurably short time, becomes null).
+figures. With ``--json`` the command prints one shape whatever the arguments (one bench or
+``all``): ``{"benches": {NAME: figures, ...}, "cases": ...}``, the benches in the order they ran;
+``cases`` is the GEMV bench's ``cases`` (a key users' scripts read from ``bench gemv --json``
+since before the benches were nested), ``null`` when the GEMV bench did not run. The JSON is
+strict: a figure that is not finite, such as a rate over an unmeasurably short time, becomes
+null.
 """
 
 import importlib
@@ -15,7 +19,7 @@ from pathlib import Path
 from ahasd.errors import CliError
 from ahasd.readme import check_readme, update_section
 
-__all__ = ["BENCHES", "register", "finite_or_null"]
+__all__ = ["BENCHES", "register", "finite_or_null", "json_document"]
 
 #: name -> "module:function". Add one line per benchmark.
 BENCHES = {
@@ -61,8 +65,15 @@ def run(args):
     if args.readme is not None:
         update_section(args.readme, module.README_SECTION, module.markdown_figures(figures[args.name]))
     if args.json:
-        data = finite_or_null(figures if args.name == "all" else figures[args.name])
-        print(json.dumps(data, indent=2, allow_nan=False))
+        print(json.dumps(json_document(figures), indent=2, allow_nan=False))
+
+
+def json_document(figures):
+    """The one JSON shape of ``bench --json`` for the benches run (``figures``: name -> the
+    bench's figures, in run order): ``{"benches": figures, "cases": gemv's cases or None}``."""
+    figures = finite_or_null(figures)
+    gemv = figures.get("gemv")
+    return {"benches": figures, "cases": gemv["cases"] if gemv is not None else None}
 
 
 def finite_or_null(value):

@@ -8,7 +8,7 @@ from ahasd.cli import main
 
 def test_bench_acceptance_quick_json(capsys):
     assert main(["bench", "acceptance", "--quick", "--json"]) == 0
-    d = json.loads(capsys.readouterr().out)
+    d = json.loads(capsys.readouterr().out)["benches"]["acceptance"]
     assert d["band"] == [0.65, 0.80] and d["tokens"] == 256
     row = d["pairs"]["opt"]
     assert row["golden"] == "ngram5-5b"

@@ -11,8 +11,9 @@ from ahasd.spec.dram import DRAMConfig
 @pytest.mark.slow
 def test_bench_gemv_quick_json(capsys):
     assert main(["bench", "gemv", "--quick", "--json"]) == 0
-    figures = json.loads(capsys.readouterr().out)
-    assert figures["cases"]
+    document = json.loads(capsys.readouterr().out)
+    figures = document["benches"]["gemv"]
+    assert figures["cases"] and document["cases"] == figures["cases"]   # the frozen top-level key
     for case in figures["cases"]:
         assert case["bit_exact"]
         bound = float(DRAMConfig(burst_bytes=case["burst_bytes"], t_ccd=case["t_ccd"]).mac_bound())

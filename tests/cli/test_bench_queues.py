@@ -7,5 +7,5 @@ from ahasd.cli import main
 
 def test_cli_prints_json(capsys):
     assert main(["bench", "queues", "--quick", "--json"]) == 0
-    figures = json.loads(capsys.readouterr().out)
+    figures = json.loads(capsys.readouterr().out)["benches"]["queues"]
     assert set(figures["clocks"]) == {"1000/800", "800/1000"}

@@ -1,7 +1,7 @@
 """Issue 23, point 3, for ``ahasd bench``: every benchmark's tables read at 80 columns in a pipe.
-Each bench's printer is fed the figures of a saved run (tests/cli/data/saved_benches.json, written by
-``ahasd bench NAME --quick --json`` and ``ahasd specla bench --json``; nothing is measured here) with
-COLUMNS=80 into captured (non-terminal) output: no line is over 80 characters, and every figure the
+Each bench's printer is fed the figures of a saved run (tests/cli/data/saved_benches.json: the
+``benches`` of ``ahasd bench NAME --quick --json`` and ``ahasd specla bench --json``; nothing is
+measured here) with COLUMNS=80 into captured (non-terminal) output: no line is over 80 characters, and every figure the
 table shows appears whole (the formats below are written out independently of the printers)."""
 
 import importlib

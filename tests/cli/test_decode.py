@@ -62,7 +62,7 @@ def test_decode_errors(tmp_path, capsys, monkeypatch):
 
 def test_bench_decode_quick(capsys):
     assert main(["bench", "decode", "--quick", "--json"]) == 0
-    figures = json.loads(capsys.readouterr().out)
+    figures = json.loads(capsys.readouterr().out)["benches"]["decode"]
     assert figures["speculative_greedy_tokens_per_s"] > 0
     assert len(figures["policies"]) == 15
     assert {r["mode"] for r in figures["policies"]} == {"sync", "ahead", "ahead+EDC"}

@@ -1,6 +1,7 @@
 """Point 8 of issue 23: one JSON shape per command whatever the arguments. ``area``, ``timing``
 and ``fpga`` always print ``{"blocks": [...], "anchors": ...}`` (one block or ``all``), ``fpga``
-also its ``--board`` keys (null without a board); ``specla bench`` always has ``rtl``. The
+also its ``--board`` keys (null without a board); ``specla bench`` always has ``rtl``; ``bench``
+always ``{"benches": {...}, "cases": ...}``. The
 synthesis is replaced by a stub: the test is about the shape, not the figures."""
 
 import json
@@ -64,3 +65,26 @@ def test_specla_bench_has_rtl_without_rtl(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("ahasd.bench.specla.bench", lambda **k: {"figure": 1})
     data = _json(capsys, ["specla", "bench", "--json", "--out", str(tmp_path)])
     assert data == {"figure": 1, "rtl": None}
+
+
+@pytest.fixture
+def fake_benches(monkeypatch):
+    from types import SimpleNamespace
+
+    import ahasd.commands.bench as bench_command
+
+    def fake(name):
+        figures = {"cases": [{"m": 1}]} if name == "gemv" else {"figure": name, "rate": float("inf")}
+        return SimpleNamespace(), lambda json_output, quick: figures
+    monkeypatch.setattr(bench_command, "_module", fake)
+    return list(bench_command.BENCHES)
+
+
+def test_bench_has_one_shape_for_one_bench_and_all(capsys, fake_benches):
+    one = _json(capsys, ["bench", "edc", "--json"])
+    assert one == {"benches": {"edc": {"figure": "edc", "rate": None}}, "cases": None}
+    gemv = _json(capsys, ["bench", "gemv", "--json"])
+    assert gemv == {"benches": {"gemv": {"cases": [{"m": 1}]}}, "cases": [{"m": 1}]}
+    every = _json(capsys, ["bench", "all", "--json"])
+    assert set(every) == {"benches", "cases"} and list(every["benches"]) == fake_benches
+    assert every["cases"] == [{"m": 1}] and every["benches"]["tvc"]["rate"] is None
