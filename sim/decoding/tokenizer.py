@@ -71,10 +71,12 @@ def stdlib_files(max_files=None):
 
 
 def corpus_key(root, files):
-    """A digest naming a corpus: the Python version and each file's relative path and size."""
-    h = hashlib.sha256(sysconfig.get_python_version().encode())
+    """A digest naming a corpus: each file's relative path and content (so an interpreter update
+    that edits a library file, even keeping its size, names another corpus)."""
+    h = hashlib.sha256(b"corpus-v2")
     for p in files:
-        h.update(f"\0{p.relative_to(root).as_posix()}\0{p.stat().st_size}".encode())
+        h.update(f"\0{p.relative_to(root).as_posix()}\0".encode())
+        h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()[:16]
 
 

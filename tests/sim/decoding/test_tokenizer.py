@@ -43,3 +43,18 @@ def test_corpus_tokenizer_is_deterministic_and_round_trips():
 def test_errors(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_corpus_key_covers_content_not_only_size(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "sub" / "b.py"
+    b.parent.mkdir()
+    a.write_text("x = 1\n")
+    b.write_text("y = 2\n")
+    key = corpus_key(tmp_path, [a, b])
+    a.write_text("x = 3\n")                       # same size, other text
+    assert corpus_key(tmp_path, [a, b]) != key
+    a.write_text("x = 1\n")
+    assert corpus_key(tmp_path, [a, b]) == key
+    assert corpus_key(tmp_path, [b, a]) != key    # order is part of the corpus
+    b.rename(tmp_path / "b.py")                   # same content, another path
+    assert corpus_key(tmp_path, [a, tmp_path / "b.py"]) != key
