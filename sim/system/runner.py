@@ -151,7 +151,7 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
              tokens=None, acceptance_pair=None, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
              tvc_params=None, edc_params=None, max_files=None, greedy=False,
-             deciders_factory=None):
+             deciders_factory=None, acceptance=None):
     """Run one configuration; return a :class:`SimResult`.
 
     With ``trace`` (parsed records of a decoding trace) the result is labelled with the trace's
@@ -163,6 +163,11 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
 
     ``acceptance_pair`` (a name of :func:`ahasd.sim.decoding.pairs.pair_choices`; default the
     model pair's, :func:`default_acceptance_pair`) is reported by its registry name.
+
+    ``acceptance`` (a number in [0, 1]) decodes with the synthetic
+    :class:`~ahasd.sim.system.sources.AcceptanceSource` at that per-token acceptance instead
+    of a golden pair (the prompt is still the golden pair's, for its length); the result's
+    ``acceptance_pair`` is ``synthetic:A``. Not with ``trace``.
     """
     from ahasd.sim.decoding import golden
     from ahasd.sim.system.sources import TraceSource
@@ -180,6 +185,8 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     lookahead = min(cfg.controller.max_lookahead_batches, cfg.controller.draft_queue_depth)
     lm = None
     if trace is not None:
+        if acceptance is not None:
+            raise ValueError("acceptance (a synthetic decoding) and trace exclude each other")
         prompt = list(trace[0]["prompt"])
         source: Source = TraceSource(trace)
     else:
@@ -191,6 +198,11 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     stream, notes = placement(cfg, spec, draft, target, kv_tokens, offload=offload)
     timing = Timing(cfg, spec, draft, target, stream)
     record = None
+    if acceptance is not None and lm is not None:
+        from ahasd.sim.system.sources import AcceptanceSource
+        source = AcceptanceSource(acceptance, _policy(policy, lm, seed, timing, spec.fixed_len),
+                                  seed=seed)
+        acceptance_pair, lm = f"synthetic:{acceptance:g}", None
     if lm is not None:
         dkey = (acceptance_pair, f"fixed{spec.fixed_len}" if spec.fixed_len else policy,
                 n_tokens, seed, max_files, greedy, golden.PROMPTS[0])
