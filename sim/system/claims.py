@@ -63,8 +63,8 @@ class Claim:
 
 
 AXES = {a.name: a for a in (
-    Axis("acceptance", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "per-token acceptance"),
-    Axis("pim.units", (16, 32, 64, 128, 256), "PIM GEMV units"),
+    Axis("acceptance", (0.4, 0.5, 0.6, 0.7, 0.8, 0.9), "per-token acceptance (fraction)"),
+    Axis("pim.units", (16, 32, 64, 128, 256), "PIM GEMV units (count)"),
     Axis("pim.offchip_bw_gbps", (51.2, 102.4, 153.6, 204.8), "off-chip bandwidth (GB/s)"),
     Axis("gpu.mem_bw_gbps", (256.0, 448.0, 672.0, 896.0), "GPU bandwidth (GB/s)"),
     Axis("gpu.mem_gb", (8.0, 16.0, 32.0, 80.0), "GPU memory (GB; OPT fits 16, LLaMA2 32, "
@@ -543,11 +543,18 @@ def heatmap_figure(plt, data):
                                            ec="tab:red", lw=2))
     ax.set_xticks(range(len(data["x_values"])), [_fmt(v) for v in data["x_values"]])
     ax.set_yticks(range(len(data["y_values"])), [_fmt(v) for v in data["y_values"]])
-    ax.set_xlabel(AXES[data["x"]].label if data["x"] in AXES else data["x"])
-    ax.set_ylabel(AXES[data["y"]].label if data["y"] in AXES else data["y"])
+    ax.set_xlabel(_axis_label(data["x"]))
+    ax.set_ylabel(_axis_label(data["y"]))
     sx, sy = data["shipped"]
     ax.plot([sx], [sy], "*", color="tab:red", ms=16, mec="w", label="shipped")
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title(f"{data['label']}: paper {data['paper']:g}x; others shipped", fontsize=10)
     ax.tick_params(labelsize=9)
     return fig
+
+
+def _axis_label(name):
+    label = AXES[name].label if name in AXES else name
+    if name == "acceptance":
+        label += " (synthetic; star: the golden pairs, measured)"
+    return label
