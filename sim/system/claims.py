@@ -99,11 +99,11 @@ READS = {"gpu": {"acceptance", "gpu.mem_bw_gbps", "gpu.mem_gb"},
          "ahasd": {"acceptance", "pim.units", "pim.offchip_bw_gbps"}}
 
 #: ``--quick``: a small grid for tests (one pair, 64 tokens, 2 seeds, two values per axis).
-QUICK = {"pairs": ("opt",), "tokens": 64, "seeds": 2,
+QUICK: dict[str, Any] = {"pairs": ("opt",), "tokens": 64, "seeds": 2,
          "axes": {"acceptance": (0.5, 0.9), "pim.units": (16, 64),
                   "pim.offchip_bw_gbps": (51.2, 204.8), "gpu.mem_bw_gbps": (256.0, 896.0),
                   "gpu.mem_gb": (16.0, 80.0)}}
-DEFAULTS = {"pairs": report.PAPER_PAIRS, "policies": ("adaedl",), "tokens": 512, "seeds": 3}
+DEFAULTS: dict[str, Any] = {"pairs": report.PAPER_PAIRS, "policies": ("adaedl",), "tokens": 512, "seeds": 3}
 
 
 def paper_figure(claim):
@@ -378,7 +378,7 @@ def _pos(values, v):
 
 def _settings(quick, axes, pairs, policies, tokens, seeds):
     base = QUICK if quick else DEFAULTS
-    grid = {name: a.values for name, a in AXES.items()}
+    grid: dict[str, tuple] = {name: a.values for name, a in AXES.items()}
     if quick:
         grid.update(QUICK["axes"])
     grid.update(axes or {})
