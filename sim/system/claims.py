@@ -35,7 +35,8 @@ from ahasd.sim.system.seeds import seed_list
 
 __all__ = ["Axis", "Claim", "AXES", "CLAIMS", "READS", "QUICK", "holds", "least_change",
            "parse_axis", "plan_points", "point_cells", "evaluate_point", "run_claims",
-           "sentence", "heatmap_data", "heatmap_figure", "summary_markdown", "SYNTHETIC"]
+           "sentence", "heatmap_data", "heatmap_figure", "summary_markdown", "SYNTHETIC",
+           "sentence_lines", "check_document"]
 
 #: ``acceptance_pair`` label of a point's rows in :func:`report.headlines`
 SYNTHETIC = "point"
@@ -467,14 +468,11 @@ def _write(out, doc, chosen, plots):
                                                 allow_nan=False) + "\n")
     (out / "summary.md").write_text(summary_markdown(doc))
     if plots:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from ahasd.sim.system.plots import _plt, _save  # matplotlib lives there
+        plt = _plt()
         for c in chosen:
-            fig = heatmap_figure(plt, heatmap_data(doc, c.name))
-            fig.tight_layout()
-            fig.savefig(out / doc["claims"][c.name]["heatmap"], dpi=100)
-            plt.close(fig)
+            _save(plt, heatmap_figure(plt, heatmap_data(doc, c.name)), out,
+                  doc["claims"][c.name]["heatmap"])
 
 
 def summary_markdown(doc):
@@ -558,3 +556,27 @@ def _axis_label(name):
     if name == "acceptance":
         label += " (synthetic; star: the golden pairs, measured)"
     return label
+
+
+def check_document(doc, where):
+    """``doc`` if it is a ``claims.json`` (a dict with ``claims``, each entry with a
+    ``sentence``); else a :class:`ConfigError` naming ``where``."""
+    entries = doc.get("claims") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or not entries or not all(
+            isinstance(e, dict) and isinstance(e.get("sentence"), str) for e in entries.values()):
+        raise ConfigError(f"{where} is not the claims.json of `ahasd claims` (no claims with "
+                          f"sentences)")
+    return doc
+
+
+def sentence_lines(doc):
+    """The section of ``reproduce``'s ``summary.md`` that ``--claims FILE`` adds: one sentence
+    per claim of a saved ``claims.json``, in :data:`CLAIMS` order."""
+    g = doc.get("grid", {})
+    order = [n for n in CLAIMS if n in doc["claims"]] + [n for n in doc["claims"]
+                                                         if n not in CLAIMS]
+    head = (f"From `ahasd claims` ({', '.join(g.get('pairs', []))}; "
+            f"{', '.join(g.get('policies', []))}; {g.get('tokens', '?')} tokens; "
+            f"{len(g.get('seeds', []))} seeds; {g.get('points', '?')} points). ")
+    return (["", "## Where each claim can hold", "", head + doc.get("rule", "").capitalize()
+             + ".", ""] + [f"* {doc['claims'][n]['sentence']}" for n in order])

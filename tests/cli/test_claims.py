@@ -96,3 +96,28 @@ def test_bad_out_is_one_line(tmp_path, capsys):
     status, out, err = run(capsys, ["claims", "--quick", "--out", full])
     assert status == 2 and err.count("\n") == 1
     assert "exists and is not empty (--force writes into it)" in err
+
+
+def test_reproduce_ends_summary_with_the_sentences(quick, tmp_path):
+    doc = json.loads((quick / "claims.json").read_text())
+    out = tmp_path / "rep"
+    assert main(["reproduce", "--quick", "--no-plots", "--jobs", "1", "--seeds", "2",
+                 "--claims", str(quick / "claims.json"), "--out", str(out)]) == 0
+    text = (out / "summary.md").read_text()
+    section = text[text.index("## Where each claim can hold"):]
+    bullets = [ln[2:] for ln in section.splitlines() if ln.startswith("* ")]
+    assert bullets == [doc["claims"][n]["sentence"] for n in claims.CLAIMS]
+    assert "ci95_high >= paper" in section
+
+
+def test_reproduce_claims_bad_file_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    for text, word in (("{", "is not JSON"), ('{"claims": {}}', "is not the claims.json")):
+        bad.write_text(text)
+        status, out, err = run(capsys, ["reproduce", "--quick", "--claims", bad, "--out",
+                                        tmp_path / "o"])
+        assert status == 2 and err.count("\n") == 1 and word in err and str(bad) in err, err
+    status, out, err = run(capsys, ["reproduce", "--quick", "--claims", tmp_path / "none.json",
+                                    "--out", tmp_path / "o"])
+    assert status == 2 and err.count("\n") == 1 and "cannot read" in err, err
+    assert not (tmp_path / "o").exists()
