@@ -545,8 +545,8 @@ def heatmap_figure(plt, data):
     ax.set_ylabel(_axis_label(data["y"]))
     sx, sy = data["shipped"]
     ax.plot([sx], [sy], "*", color="tab:red", ms=16, mec="w", label="shipped")
-    ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"{data['label']}: paper {data['paper']:g}x; others shipped", fontsize=10)
+    ax.set_title(f"{data['label']}: paper {data['paper']:g}x; star: shipped; others shipped",
+                 fontsize=10)
     ax.tick_params(labelsize=9)
     return fig
 
@@ -554,7 +554,7 @@ def heatmap_figure(plt, data):
 def _axis_label(name):
     label = AXES[name].label if name in AXES else name
     if name == "acceptance":
-        label += " (synthetic; star: the golden pairs, measured)"
+        label = "per-token acceptance (fraction; synthetic decoding, star: golden pairs)"
     return label
 
 

@@ -183,7 +183,7 @@ def test_heatmap_axes_cells_and_shipped_marker():
     try:
         fig.canvas.draw()
         ax = fig.axes[0]
-        assert ax.get_xlabel().startswith("per-token acceptance (fraction)")
+        assert ax.get_xlabel().startswith("per-token acceptance (fraction; synthetic")
         assert ax.get_ylabel() == "PIM GEMV units (count)"
         assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5", "0.9"]
         assert [t.get_text() for t in ax.get_yticklabels()] == ["16", "64"]
@@ -191,7 +191,7 @@ def test_heatmap_axes_cells_and_shipped_marker():
         assert len(star) == 1 and star[0].get_label() == "shipped"
         assert (star[0].get_xdata()[0], star[0].get_ydata()[0]) == pytest.approx((0.6, 0.0))
         assert sorted(t.get_text() for t in ax.texts) == ["1.00", "1.00", "2.00", "2.00"]
-        assert "paper 3.1x" in ax.get_title()
+        assert "paper 3.1x" in ax.get_title() and "star: shipped" in ax.get_title()
         assert min(t.get_fontsize() for t in ax.get_xticklabels()) >= 8
     finally:
         plt.close(fig)
