@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "ahasd.commands.simulate",
     "ahasd.commands.reproduce",
     "ahasd.commands.sweep",
+    "ahasd.commands.claims",
     "ahasd.commands.specla",
 ]
 

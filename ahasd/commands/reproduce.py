@@ -40,6 +40,9 @@ def register(sub):
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--claims", type=Path, default=None, metavar="FILE",
+                   help="end summary.md with the sentence per claim of this saved claims.json "
+                        "(`ahasd claims`)")
     p.add_argument("--window", default=None, metavar="START:END",
                    help="timeline.png shows these seconds of its run (default the whole run)")
     p.set_defaults(func=run)
@@ -67,13 +70,15 @@ def run(args):
             window = parse_window(args.window)
         except ValueError as e:
             raise CliError(str(e)) from None
+    claims = _claims(args.claims) if args.claims is not None else None
     fresh_output_dir(args.out, "--out", force=args.force)    # before any work
     t0, cpu0 = time.perf_counter(), _cpu_s()
     try:
         h, wall = reproduce(args.out, tokens=args.tokens, seed=args.seed, seeds=args.seeds,
                             jobs=args.jobs,
                             scheduler=args.scheduler, quick=args.quick, overrides=args.overrides,
-                            plots=not args.no_plots, progress=_bar, window=window)
+                            plots=not args.no_plots, progress=_bar, window=window,
+                            claims=claims)
     except ValueError as e:
         raise CliError(str(e)) from None
     total, cpu = time.perf_counter() - t0, _cpu_s() - cpu0
@@ -82,6 +87,24 @@ def run(args):
           f"includes training the language models), {cpu:.1f} s of CPU in this process and its "
           f"workers; written to {args.out}")
     return 0
+
+
+def _claims(path):
+    """A saved claims.json, checked (one-line errors naming the file)."""
+    import json
+
+    from ahasd.files import os_reason
+    from ahasd.sim.system.claims import check_document
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CliError(f"--claims: cannot read {path}: {os_reason(e)}") from None
+    except ValueError:
+        raise CliError(f"--claims: {path} is not JSON") from None
+    try:
+        return check_document(doc, f"--claims: {path}")
+    except ValueError as e:
+        raise CliError(str(e)) from None
 
 
 def _cpu_s():

@@ -36,7 +36,8 @@ def decoding_key(cell):
             or cell.get("trace") is not None:
         return None
     return (_golden(cell), "fixed8" if system == "specpim" else policy,
-            cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"))
+            cell.get("tokens"), cell.get("seed"), cell.get("max_files"), cell.get("greedy"),
+            cell.get("acceptance"))
 
 
 def _golden(cell):

@@ -39,14 +39,16 @@ CSV_FIELDS = ["acceptance_pair", "pair", "policy", "system", "ablation", "seed",
 
 
 def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, quick=False,
-              overrides=(), plots=True, progress=None, max_files=None, window=None):
+              overrides=(), plots=True, progress=None, max_files=None, window=None,
+              claims=None):
     """Run the grid into folder ``out``; return (headlines dict, wall seconds).
 
     ``seeds``: decoding seeds per cell, ``seed``, ``seed + 1``, ... (default :data:`SEEDS`,
     :data:`QUICK_SEEDS` with ``quick``). ``window``: ``(start, end)`` seconds of the timeline
     run drawn in ``timeline.png`` (default the whole run). ``progress``: None, or
     ``progress(description, total)``, a context manager that yields a callable called once per
-    finished run (``ahasd reproduce`` passes a progress bar).
+    finished run (``ahasd reproduce`` passes a progress bar). ``claims``: a saved claims.json
+    (dict): summary.md ends with its sentences (:func:`.claims.sentence_lines`).
     """
     cfg = load_config(overrides)  # validates --set before any work
     seed_values = seed_list(seed, (QUICK_SEEDS if quick else SEEDS) if seeds is None else seeds)
@@ -87,13 +89,22 @@ def reproduce(out, *, tokens=1024, seed=0, seeds=None, jobs=2, scheduler=None, q
                         "overrides": list(overrides)},
                "headlines": h, "paper": report.PAPER}
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    (out / "summary.md").write_text(report.summary_markdown(h, policies=policies))
+    (out / "summary.md").write_text(report.summary_markdown(h, policies=policies)
+                                    + _claims_section(claims))
     if plots:
         from ahasd.sim.system.plots import write_plots  # matplotlib
         write_plots(rows, out, pairs=pairs, policies=policies,
                     acceptance_pair=report.ACCEPTANCE_PAIRS[0], timeline_run=tl,
                     window=window, sensitivity_rows=sens)
     return h, wall
+
+
+def _claims_section(claims):
+    """The sentences of a saved claims.json for summary.md (none without one)."""
+    if claims is None:
+        return ""
+    from ahasd.sim.system.claims import sentence_lines
+    return "\n".join(sentence_lines(claims)) + "\n"
 
 
 def _write_csv(path, runs):

@@ -140,10 +140,12 @@ def prepare(acceptance_pair, *, seed=0, max_files=None, specdecpp=True):
         _PREDICTORS[(lm.name, seed)] = golden.build_policy("specdecpp", lm, seed=seed).predictor
 
 
-def _trace_label(trace, policy, tokens):
+def _trace_label(trace, policy, tokens, acceptance=None):
     """A recorded trace carries its own policy (the label) and length (the default tokens)."""
     if trace is None:
         return policy, tokens
+    if acceptance is not None:
+        raise ValueError("acceptance (a synthetic decoding) and trace exclude each other")
     return trace[0]["policy"], trace[0]["tokens"] if tokens is None else tokens
 
 
@@ -151,8 +153,9 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
              tokens=None, acceptance_pair=None, trace=None, offload=False,
              overrides=(), seed=None, cfg=None, deciders=None, keep_timeline=False,
              tvc_params=None, edc_params=None, max_files=None, greedy=False,
-             deciders_factory=None):
-    """Run one configuration; return a :class:`SimResult`.
+             deciders_factory=None, acceptance=None):
+    """Run one configuration; return a :class:`SimResult`. (Long because it resolves every
+    argument and wires source, timing, deciders and engine together in one place.)
 
     With ``trace`` (parsed records of a decoding trace) the result is labelled with the trace's
     own policy (``policy`` is not used) and ``tokens`` defaults to the trace's length.
@@ -163,6 +166,9 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
 
     ``acceptance_pair`` (a name of :func:`ahasd.sim.decoding.pairs.pair_choices`; default the
     model pair's, :func:`default_acceptance_pair`) is reported by its registry name.
+
+    ``acceptance`` (in [0, 1], not with ``trace``): the synthetic decoding at that per-token
+    acceptance (:func:`_live_source`; the golden pair gives the prompt), ``synthetic:A``.
     """
     from ahasd.sim.decoding import golden
     from ahasd.sim.system.sources import TraceSource
@@ -171,7 +177,7 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     check_choice("edc", edc, ("committed", "anchor"))
     spec = make_spec(system, ablation)
     draft, target = cfg.pair(pair)
-    policy, tokens = _trace_label(trace, policy, tokens)
+    policy, tokens = _trace_label(trace, policy, tokens, acceptance)
     n_tokens = cfg.run.tokens if tokens is None else tokens
     check_positive("tokens", n_tokens, integer=True)
     seed = cfg.run.seed if seed is None else seed
@@ -193,8 +199,9 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
     record = None
     if lm is not None:
         dkey = (acceptance_pair, f"fixed{spec.fixed_len}" if spec.fixed_len else policy,
-                n_tokens, seed, max_files, greedy, golden.PROMPTS[0])
+                n_tokens, seed, max_files, greedy, golden.PROMPTS[0], acceptance)
         source, record = _live_source(lm, spec, timing, policy, dkey, seed=seed, greedy=greedy)
+        acceptance_pair = acceptance_pair if acceptance is None else f"synthetic:{acceptance:g}"
     if deciders is None and (spec.edc or spec.tvc):
         deciders = _deciders(cfg, edc, tvc_params, edc_params, deciders_factory or GoldenDeciders)
     if spec.tvc:
@@ -210,15 +217,18 @@ def simulate(system="ahasd", pair="opt", policy="adaedl", *, ablation="tvc", edc
 
 
 def _live_source(lm, spec, timing, policy, dkey, *, seed, greedy):
-    """Live golden decoding on ``lm``, or the replay of a recorded synchronous decoding with the
-    same key ``dkey`` (see :func:`simulate`); return ``(source, recorder or None)``."""
-    from ahasd.sim.system.sources import LiveSource, RecordingSource, ReplaySource
+    """Live golden decoding on ``lm`` (or, when ``dkey``'s last item, the acceptance, is set,
+    the synthetic :class:`~ahasd.sim.system.sources.AcceptanceSource` at it), or the replay of a
+    recorded synchronous decoding with the same key ``dkey`` (see :func:`simulate`); return
+    ``(source, recorder or None)``."""
+    from ahasd.sim.system.sources import AcceptanceSource, LiveSource, RecordingSource, ReplaySource
     reusable = (not spec.asynchronous and not spec.edc and not spec.tvc
                 and (spec.fixed_len is not None or policy != "banditspec"))
     if reusable and dkey in _DECODINGS:
         return ReplaySource(_DECODINGS[dkey]), None
     pol = _policy(policy, lm, seed, timing, spec.fixed_len)
-    live = LiveSource(lm, pol, seed=seed, greedy=greedy)
+    live = (LiveSource(lm, pol, seed=seed, greedy=greedy) if dkey[-1] is None
+            else AcceptanceSource(dkey[-1], pol, seed=seed))
     if not reusable:
         return live, None
     record = RecordingSource(live)

@@ -12,8 +12,14 @@ verification draw the same numbers and agree token for token.
 accepted counts as recorded); a batch drafted ahead after batch i is the trace's batch i+1, and a
 rejection rewinds to the batch after the rejected one. The recorded policy's lengths are kept
 (the trace fixes them), so the policy of the run has no effect.
+
+:class:`AcceptanceSource` is a synthetic decoding whose per-token acceptance is a parameter ``a``
+(``ahasd claims`` sweeps it): no language model, drafted tokens accepted with a set probability,
+and per-token entropies that rise with a token's chance of rejection, so the policies, the EDC
+and TVC see a signal they can use (see the class).
 """
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -24,9 +30,10 @@ from ahasd.sim.decoding.lookahead import Verdict
 from ahasd.sim.decoding.ngram import NGramModel, entropy_nats
 from ahasd.sim.decoding.policies import DraftStep
 from ahasd.sim.decoding.speculative import accept_prob, residual
+from ahasd.spec.params import check_positive, check_unit
 
 __all__ = ["Batch", "Source", "LiveSource", "TraceSource", "RecordingSource", "ReplaySource",
-           "DistCache", "DISTS"]
+           "AcceptanceSource", "DistCache", "DISTS", "prefix_rate"]
 
 
 @dataclass
@@ -294,3 +301,96 @@ class ReplaySource:
 
     def observe(self, drafted, accepted):
         pass
+
+
+def prefix_rate(a, k):
+    """The per-token probability ``p`` (given the tokens before it were accepted) at which a
+    batch of ``k`` drafted tokens, accepted as a prefix, accepts ``a * k`` tokens on average:
+    the root of ``p + p**2 + ... + p**k = a * k`` in [0, 1] (``a`` in [0, 1]; ``k = 1``: ``a``)."""
+    check_unit("a", a)
+    check_positive("k", k, integer=True)
+    target = a * k
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if sum(mid ** j for j in range(1, k + 1)) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+class AcceptanceSource:
+    """A synthetic decoding whose acceptance (accepted over drafted tokens, the simulator's
+    ``acceptance_rate``) is ``a``.
+
+    Model. Each drafted token ``i`` carries a latent ``u_i ~ U(0, 1)``; its draft entropy is
+    ``H_LOW + (H_HIGH - H_LOW) x clip(u_i + NOISE x z_i, 0, 1)`` nats (``z_i`` standard normal)
+    and the drafted token's draft probability ``q_i = exp(-H_i)``. A verification accepts the
+    batch's longest prefix of tokens with ``u_i < p``, as speculative sampling does (the first
+    rejected token ends the batch), and emits a next token. So a token's rejection is the more
+    likely the higher its entropy: the entropy is a noisy signal of the outcome, as a real draft
+    model's is (the golden n-gram pair: median entropy 2.05 nats for accepted and 3.54 for
+    rejected tokens), which the policies' stop rules, the EDC (batch mean entropy) and TVC use.
+
+    Calibration. ``p`` is set per batch from its length ``k`` at draft time:
+    :func:`prefix_rate` of ``a_eff`` and ``k``, so a batch accepts ``a_eff x k`` tokens on average
+    if its length did not depend on its latents. It does (a policy stops after a high-entropy
+    token, which is likely rejected), so ``a_eff`` corrects the run's running error:
+    ``a_eff = clip(a + (a x drafted - accepted) / GAIN_TOKENS, A_MIN, A_MAX)`` over the batches
+    settled so far (:meth:`observe`), a proportional correction that keeps the run's measured
+    acceptance at ``a`` (tested: within :data:`TOLERANCE` at 1024 tokens). Pre-verification and
+    verification of a batch read the same latents and agree token for token.
+
+    Tokens are random ids below ``vocab`` (nothing reads their values); the draws come from
+    generators seeded by ``seed`` alone, so a run is reproducible.
+    """
+
+    H_LOW, H_HIGH, NOISE = 0.25, 5.0, 0.2
+    GAIN_TOKENS = 32.0
+    A_MIN, A_MAX = 0.01, 0.995
+    #: measured acceptance of a run of 1024 tokens against ``a`` (tests/sim/system)
+    TOLERANCE = 0.02
+
+    def __init__(self, a, policy, *, seed, vocab=4096):
+        check_unit("acceptance", a)
+        self.a, self.policy, self.seed, self.vocab = float(a), policy, seed, vocab
+        self.rng = np.random.default_rng([seed, 17])
+        self.drafted = self.accepted = 0
+        self._latent: dict[int, tuple[np.ndarray, float]] = {}
+
+    def rate(self):
+        """``a_eff`` for the next batch (see the class)."""
+        err = self.a * self.drafted - self.accepted
+        return min(self.A_MAX, max(self.A_MIN, self.a + err / self.GAIN_TOKENS))
+
+    def draft(self, batch_id, context):
+        pol, rng = self.policy, self.rng
+        us, ents, tokens = [], [], []
+        pol.begin()
+        while True:
+            u = float(rng.random())
+            h = self.H_LOW + (self.H_HIGH - self.H_LOW) * min(
+                1.0, max(0.0, u + self.NOISE * float(rng.standard_normal())))
+            us.append(u)
+            ents.append(h)
+            tokens.append(int(rng.integers(self.vocab)))
+            n = len(tokens)
+            stop = pol.stop(DraftStep(position=n, entropy=h, q=math.exp(-h)))
+            if n >= pol.max_len or (stop and n >= pol.min_len):
+                break
+        self._latent[batch_id] = (np.array(us), prefix_rate(self.rate(), len(tokens)))
+        return tokens, ents, None, -1
+
+    def outcome(self, batch, context, length=None):
+        us, p = self._latent[batch.id] if length is not None else self._latent.pop(batch.id)
+        k = len(batch.tokens) if length is None else length
+        rejected = np.flatnonzero(us[:k] >= p)
+        n = int(rejected[0]) if rejected.size else k
+        nxt = int(np.random.default_rng([self.seed, 19, batch.id]).integers(self.vocab))
+        return n, nxt
+
+    def observe(self, drafted, accepted):
+        self.drafted += drafted
+        self.accepted += accepted
+        self.policy.observe(drafted, accepted)

@@ -32,6 +32,7 @@ VERBS = {
     ("reproduce",): ("output", ["reproduce", "--quick", "--out", "{}"]),
     ("sweep",): ("output", ["sweep", "--axis", "pim.internal_bw_gbps=100", "--tokens", "16",
                             "--out", "{}"]),
+    ("claims",): ("output", ["claims", "--quick", "--out", "{}"]),
     ("specla", "verify"): ("input", ["specla", "verify", "{}"]),
     ("specla", "bench"): ("output", ["specla", "bench", "--out", "{}"]),
     ("fpga",): ("output", ["fpga", "ecp5", "gts", "--build-dir", "{}"]),
@@ -123,6 +124,7 @@ WORK = {
     ("regs", "generate"): "ahasd.firmware.regmap_export.generate",
     ("reproduce",): "ahasd.sim.system.reproduce.run_cells",
     ("sweep",): "ahasd.sim.system.sweep.run_sweep",
+    ("claims",): "ahasd.sim.system.claims.run_claims",
     ("specla", "bench"): "ahasd.bench.specla.figures",
     ("fpga",): "ahasd.synth.export.make_block",
 }
