@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # Two workers on CI's two cores; override with `make test JOBS=1`.
 JOBS   ?= auto
 
-.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce readme-plots bench \
+.PHONY: venv demo lint test cocotb formal regress coverage mutate verilog area fpga board fw-test reproduce readme-plots claims bench \
         clean distclean
 
 venv: $(STAMP)
@@ -84,6 +84,11 @@ reproduce: venv
 # The two plots the README shows inline (docs/img/), from a fresh `make reproduce`.
 readme-plots: reproduce
 	cp build/reproduce/round_breakdown.png build/reproduce/vs_npu_lpddr5.png docs/img/
+
+# Where each of the paper's claims can hold (a grid of the simulator; minutes): build/claims,
+# and the README's sentences.
+claims: venv
+	$(BIN)/ahasd claims --out build/claims --force --readme README.md
 
 bench: venv
 	$(BIN)/ahasd bench all

@@ -10,6 +10,7 @@ from pathlib import Path
 from ahasd.args import TOKENS_MAX, integer
 from ahasd.errors import CliError
 from ahasd.files import fresh_output_dir
+from ahasd.readme import check_readme, update_section
 
 __all__ = ["register", "run"]
 
@@ -47,6 +48,9 @@ def register(sub):
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE", help="change the shipped configuration")
     p.add_argument("--no-plots", action="store_true", help="skip the heatmaps")
+    p.add_argument("--readme", type=Path, default=None, metavar="FILE",
+                   help="also rewrite the generated section 'claims' of FILE (the README) with "
+                        "one sentence per claim")
     p.set_defaults(func=run)
 
 
@@ -73,13 +77,15 @@ def run(args):
     from ahasd.progress import progress
     from ahasd.sim.system.claims import run_claims
     names, axes, heat = _parse(args)
+    if args.readme is not None:
+        check_readme(args.readme, ["claims"])
     fresh_output_dir(args.out, "--out", force=args.force)    # before any work
     t0, cpu0 = time.perf_counter(), _cpu_s()
 
     def bar(description, total):
         return _steps(progress(description, total))
     try:
-        run_claims(args.out, claims=names, axes=axes, heatmap=heat, quick=args.quick,
+        doc = run_claims(args.out, claims=names, axes=axes, heatmap=heat, quick=args.quick,
                    tokens=args.tokens, seeds=args.seeds, seed=args.seed, jobs=args.jobs,
                    scheduler=args.scheduler, overrides=args.overrides, progress=bar,
                    plots=not args.no_plots)
@@ -90,6 +96,9 @@ def run(args):
             raise
         raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
     print((args.out / "summary.md").read_text())
+    if args.readme is not None:
+        from ahasd.sim.system.claims import sentence_lines
+        update_section(args.readme, "claims", "\n".join(sentence_lines(doc)[3:]))
     print(f"claims: {time.perf_counter() - t0:.1f} s of wall time, {_cpu_s() - cpu0:.1f} s of "
           f"CPU in this process and its workers; written to {args.out}")
     return 0
