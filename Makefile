@@ -77,9 +77,11 @@ fw-test: venv
 	$(BIN)/python -m ahasd.firmware.build build/firmware-riscv32
 	$(BIN)/python -m pytest -n 0 tests/firmware tests/cli/test_regs.py
 
-# The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper.
+# The paper's grid on the system simulator: CSV, JSON, plots and summary.md beside the paper
+# (summary.md ends with the claims' sentences when `make claims` has run).
 reproduce: venv
-	$(BIN)/ahasd reproduce --out build/reproduce --force
+	$(BIN)/ahasd reproduce --out build/reproduce --force \
+	  $(if $(wildcard build/claims/claims.json),--claims build/claims/claims.json)
 
 # The two plots the README shows inline (docs/img/), from a fresh `make reproduce`.
 readme-plots: reproduce
