@@ -18,8 +18,8 @@ from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import check_divider_params, divider_members
 from ahasd.spec.params import check_int
 
-__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "segment_latency", "segmented_sum",
-           "CarrySaveDivider"]
+__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "shifted_rows", "segment_latency",
+           "segmented_sum", "CarrySaveDivider"]
 
 #: Bits of a word adder per cycle (a 17-bit ripple and a little logic fit in 1.25 ns).
 SEGMENT = 17
@@ -75,6 +75,23 @@ def sign_of_sum(s, c, width):
     into it is set exactly when ``s[:w-1] > ~c[:w-1]``."""
     low = width - 1
     return s[low] ^ c[low] ^ (s[:low] > (~c[:low])[:low])
+
+
+def shifted_rows(s, c, k):
+    """Two rows and a bit whose sum is ``floor((s + c) / 2**k)``: ``(s >> k, c >> k, carry)``.
+
+    ``carry`` is the carry out of the low ``k`` bits, ``s mod 2**k + c mod 2**k >= 2**k``, as
+    the comparison ``s mod 2**k > ~c mod 2**k`` (a tree, not a ripple; the mask of the low ``k``
+    bits is ``k > i`` per bit). Exact for ``s + c < 2**width`` as integers (rows that never
+    wrapped, as :func:`csa_tree` gives for nonnegative operands whose sum fits); ``k`` may
+    exceed the width (then everything is zero). ``s`` and ``c`` have the same width."""
+    width = len(s)
+    if len(c) != width:
+        raise ValueError(f"c must be {width} bits wide like s, not {len(c)}")
+    keep = [k > i for i in range(width)]
+    low_s = Cat(*[s[i] & keep[i] for i in range(width)])
+    low_c = Cat(*[~c[i] & keep[i] for i in range(width)])
+    return s >> k, c >> k, low_s > low_c
 
 
 def segment_latency(width):

@@ -18,12 +18,20 @@ saturates is found in its first cycle, and then no division runs), then
 ``last`` element until the result has been taken, about 30 cycles per stream.
 """
 
-from amaranth.hdl import Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.carry_save import (
+    CarrySaveDivider,
+    csa,
+    csa_tree,
+    segment_latency,
+    segmented_sum,
+    shifted_rows,
+    sign_of_sum,
+)
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import Divider
 from ahasd.spec.entropy import (
     EXP2_LUT,
     LN2_Q16,
@@ -82,6 +90,10 @@ class EntropyUnit(wiring.Component):
         ndw = yw + 1                  # nd = M - y >= 0
         sw = cfg.s_width
         uw = sw + ndw - Y_FRAC + 1
+        iw = yw - Y_FRAC + 1          # integer parts: ceil(y) and the running max M, signed
+        kw = uw.bit_length()          # k clamped to 2**kw - 1 >= uw: every shifted term is zero
+        sh = cfg.y_shift
+        pw = yw + sh                  # the product z * LOG2E_Q15
 
         m.submodules.exp2 = exp2 = memory.Memory(shape=unsigned(P_FRAC + 1), depth=2**Y_FRAC,
                                                  init=EXP2_LUT)
@@ -92,16 +104,18 @@ class EntropyUnit(wiring.Component):
                                                  init=log_words)
         log_rd = log2.read_port()
 
-        # ---- input and stage A ----------------------------------------------------------------
+        # ---- input and stage A1: z * LOG2E_Q15 as two rows ----------------------------------
         hold = Signal()      # from the `last` element until the result is taken
         count = Signal(range(cfg.max_vocab + 1))
         m.d.comb += self.i_stream.ready.eq(~hold)
         take = Signal()
         m.d.comb += take.eq(self.i_stream.valid & self.i_stream.ready)
+        logit = self.i_stream.payload.logit
         a_valid, a_last = Signal(), Signal()
-        a_y = Signal(signed(yw))
+        a_s, a_c = Signal(pw), Signal(pw)
+        rows = csa_tree(m, [logit << j for j in range(16) if LOG2E_Q15 >> j & 1], pw)
         m.d.sync += [a_valid.eq(take), a_last.eq(self.i_stream.payload.last),
-                     a_y.eq((self.i_stream.payload.logit * LOG2E_Q15) >> cfg.y_shift)]
+                     a_s.eq(rows[0]), a_c.eq(rows[1])]
         with m.If(take):
             with m.If(self.i_stream.payload.last):
                 m.d.sync += [hold.eq(1), count.eq(0)]
@@ -112,108 +126,175 @@ class EntropyUnit(wiring.Component):
             with m.If(self.i_stream.payload.last & (count == cfg.max_vocab)):
                 m.d.sync += self.error.eq(1)
 
-        # ---- stage B: running max -----------------------------------------------------------
-        big_m = Signal(signed(yw + 1))
+        # ---- stage A2: y = (z * LOG2E_Q15) >> shift, the carry into bit `shift` compared ----
+        y_s, y_c, y_carry = shifted_rows(a_s, a_c, sh)
+        a2_valid, a2_last = Signal(), Signal()
+        a2_y = Signal(signed(yw))
+        m.d.sync += [a2_valid.eq(a_valid), a2_last.eq(a_last),
+                     a2_y.eq(y_s[:yw] + y_c[:yw] + y_carry)]
+
+        # ---- stage A3: ceil(y) (an integer) and the fraction of nd = M - y -------------------
+        a3_valid, a3_last = Signal(), Signal()
+        a3_c = Signal(signed(iw))     # ceil(y / 2**Y_FRAC)
+        a3_ndf = Signal(Y_FRAC)       # nd mod 1 = -y mod 1: it does not depend on M
+        m.d.sync += [a3_valid.eq(a2_valid), a3_last.eq(a2_last),
+                     a3_c.eq((a2_y >> Y_FRAC) + (a2_y[:Y_FRAC] != 0)),
+                     a3_ndf.eq(-a2_y)]
+        m.d.comb += [exp_rd.addr.eq(a3_ndf), exp_rd.en.eq(1)]
+
+        # ---- stage B: running max M (integer), k and the integer part of nd ------------------
+        # Both differences beside the comparison: k = c - M when M grows, else nd's integer
+        # part is M - c (nd = M - y and ceil(y) = c).
+        big_m = Signal(signed(iw))
         first = Signal(init=1)
-        c = Signal(signed(yw + 1))
-        m_new = Signal(signed(yw + 1))
-        k_new = Signal(ndw)
-        nd_new = Signal(ndw)
-        m.d.comb += c.eq(((a_y + (2**Y_FRAC - 1)) >> Y_FRAC) << Y_FRAC)
-        with m.If(first):
-            m.d.comb += [m_new.eq(c), k_new.eq(0)]
-        with m.Elif(c > big_m):
-            m.d.comb += [m_new.eq(c), k_new.eq((c - big_m) >> Y_FRAC)]
-        with m.Else():
-            m.d.comb += [m_new.eq(big_m), k_new.eq(0)]
-        m.d.comb += nd_new.eq(m_new - a_y)
-        with m.If(a_valid):
-            m.d.sync += [big_m.eq(m_new), first.eq(a_last)]
+        grow = Signal()
+        m.d.comb += grow.eq(first | (a3_c > big_m))
+        with m.If(a3_valid):
+            m.d.sync += first.eq(a3_last)
+            with m.If(grow):
+                m.d.sync += big_m.eq(a3_c)
         b_valid, b_last, b_first = Signal(), Signal(), Signal()
-        b_k = Signal(ndw)
-        b_nd = Signal(ndw)
-        m.d.sync += [b_valid.eq(a_valid), b_last.eq(a_last), b_first.eq(first), b_k.eq(k_new),
-                     b_nd.eq(nd_new)]
-        m.d.comb += [exp_rd.addr.eq(nd_new[:Y_FRAC]), exp_rd.en.eq(1)]
+        b_k = Signal(ndw - Y_FRAC)
+        b_ndi = Signal(ndw - Y_FRAC)
+        b_ndf = Signal(Y_FRAC)
+        m.d.sync += [b_valid.eq(a3_valid), b_last.eq(a3_last), b_first.eq(first),
+                     b_k.eq(Mux(grow & ~first, a3_c - big_m, 0)),
+                     b_ndi.eq(Mux(grow, 0, big_m - a3_c)), b_ndf.eq(a3_ndf)]
 
-        # ---- stage C: p = 2**-nd and nd * p (outside the accumulation loop) ------------------
-        ip = Signal(ndw - Y_FRAC)
-        p = Signal(P_FRAC + 1)
-        m.d.comb += [ip.eq(b_nd[Y_FRAC:]),
-                     p.eq(Mux(ip <= P_FRAC, exp_rd.data >> ip, 0))]
+        # ---- stage C: p = 2**-nd; k clamped --------------------------------------------------
         c_valid, c_last, c_first = Signal(), Signal(), Signal()
-        c_k = Signal(ndw)
+        c_k = Signal(kw)
         c_p = Signal(P_FRAC + 1)
-        c_np = Signal(ndw + P_FRAC + 1 - Y_FRAC)
-        m.d.sync += [c_valid.eq(b_valid), c_last.eq(b_last), c_first.eq(b_first), c_k.eq(b_k),
-                     c_p.eq(p), c_np.eq((b_nd * p) >> Y_FRAC)]
+        ndp = 13                      # bits of nd where p != 0 (nd < (P_FRAC + 1) * 2**Y_FRAC)
+        c_nd = Signal(ndp)
+        m.d.sync += [c_valid.eq(b_valid), c_last.eq(b_last), c_first.eq(b_first),
+                     c_k.eq(Mux(b_k >= 2**kw, 2**kw - 1, b_k)),
+                     c_p.eq(Mux(b_ndi <= P_FRAC, exp_rd.data >> b_ndi, 0)),
+                     c_nd.eq(Cat(b_ndf, b_ndi))]
 
-        # ---- stage D: accumulate (the only loop: rescale by 2**-k and add) --------------------
-        s_acc = Signal(sw)
-        u_acc = Signal(uw)
-        s_old = Signal(sw)
-        u_old = Signal(uw)
-        m.d.comb += [s_old.eq(Mux(c_first, 0, s_acc)), u_old.eq(Mux(c_first, 0, u_acc))]
-        s_k = Signal(sw)
-        m.d.comb += s_k.eq(s_old >> c_k)
-        s_next = Signal(sw)
-        u_next = Signal(uw)
-        m.d.comb += [
-            s_next.eq(s_k + c_p),
-            u_next.eq((u_old >> c_k) + c_k * s_k + c_np),
-        ]
-        fin_start = Signal()
+        # ---- stage D: S = (S >> k) + p, the loop of S (carry-save rows); nd * p as rows ------
+        s_s, s_c = Signal(sw), Signal(sw)         # S = s_s + s_c
+        sk_a, sk_b, sk_bit = shifted_rows(Mux(c_first, 0, s_s), Mux(c_first, 0, s_c), c_k)
+        ns_s, ns_c = csa(sk_a, sk_b, c_p, sw)
         with m.If(c_valid):
-            m.d.sync += [s_acc.eq(s_next), u_acc.eq(u_next)]
-            m.d.comb += fin_start.eq(c_last)
+            m.d.sync += [s_s.eq(ns_s), s_c.eq(Cat(sk_bit, ns_c[1:]))]
+        npw = ndp + P_FRAC + 1
+        np_rows = csa_tree(m, [Mux(c_nd[j], c_p << j, 0) for j in range(ndp)], npw)
+        d_valid, d_last, d_first = Signal(), Signal(), Signal()
+        d_k = Signal(kw)
+        d_ta, d_tb, d_tbit = Signal(sw), Signal(sw), Signal()     # S >> k
+        d_np_s, d_np_c = Signal(npw), Signal(npw)                   # nd * p
+        m.d.sync += [d_valid.eq(c_valid), d_last.eq(c_last), d_first.eq(c_first), d_k.eq(c_k),
+                     d_ta.eq(sk_a), d_tb.eq(sk_b), d_tbit.eq(sk_bit),
+                     d_np_s.eq(np_rows[0]), d_np_c.eq(np_rows[1])]
 
-        # ---- finaliser: log2 S, U / S, H -------------------------------------------------------
-        e = Signal(range(sw))
-        for bit in range(sw):
-            with m.If(s_acc[bit]):
-                m.d.comb += e.eq(bit)
-        norm = Signal(sw)
-        lz = Signal(range(sw))       # leading zeros of S, registered in LOG
-        m.d.comb += norm.eq(s_acc << lz)
-        frac = norm[sw - 1 - LOG_INDEX - LOG_INTERP:sw - 1]
-        interp = Signal(LOG_INTERP)
+        # ---- stage E: k * (S >> k) + (nd * p >> Y_FRAC) as two rows --------------------------
+        np_a, np_b, np_bit = shifted_rows(d_np_s, d_np_c, Y_FRAC)
+        terms = [Mux(d_k[j], t << j, 0) for j in range(kw) for t in (d_ta, d_tb)]
+        terms += [Mux(d_tbit, d_k, 0), np_a, np_b, np_bit]
+        e_rows = csa_tree(m, terms, uw)
+        e_valid, e_last, e_first = Signal(), Signal(), Signal()
+        e_k = Signal(kw)
+        e_s, e_c = Signal(uw), Signal(uw)
+        m.d.sync += [e_valid.eq(d_valid), e_last.eq(d_last), e_first.eq(d_first), e_k.eq(d_k),
+                     e_s.eq(e_rows[0]), e_c.eq(e_rows[1])]
+
+        # ---- stage F: U = (U >> k) + k * (S >> k) + nd * p, the loop of U (rows) -------------
+        u_s, u_c = Signal(uw), Signal(uw)         # U = u_s + u_c
+        uk_a, uk_b, uk_bit = shifted_rows(Mux(e_first, 0, u_s), Mux(e_first, 0, u_c), e_k)
+        nu_s, nu_c = csa_tree(m, [uk_a, uk_b, uk_bit, e_s, e_c], uw)
+        fin_start = Signal()
+        with m.If(e_valid):
+            m.d.sync += [u_s.eq(nu_s), u_c.eq(nu_c)]
+            m.d.comb += fin_start.eq(e_last)
+
+        # ---- finaliser: S and U resolved, log2 S, U / S, H -----------------------------------
+        s_sum = segmented_sum(m, s_s, s_c, sw, name="s")
+        u_sum = segmented_sum(m, u_s, u_c, uw, name="u")
+        s_word = Signal(sw)
+        wait = Signal(range(max(segment_latency(uw), 3) + 1))
+        e = leading_one(m, s_word)
+        lz = Signal(range(sw))        # leading zeros of S
         exponent = Signal(signed(8))
+        frac = Signal(LOG_INDEX + LOG_INTERP)
         m.d.comb += [log_rd.addr.eq(frac[LOG_INTERP:]), log_rd.en.eq(1)]
 
-        # The shared divider, saturating in a check cycle: U / S in Q_FRAC fraction bits.
-        m.submodules.divider = div = Divider(dividend_width=uw + Q_FRAC, divisor_width=sw,
-                                             quotient_bits=Q_BITS, check_cycle=True)
-        m.d.comb += [div.dividend.eq(u_acc << Q_FRAC), div.divisor.eq(s_acc)]
-        log2_s = Signal(signed(32))
-        h_bits = Signal(signed(34))
+        # The carry-save divider, saturating in a check cycle: U / S in Q_FRAC fraction bits.
+        m.submodules.divider = div = CarrySaveDivider(dividend_width=uw + Q_FRAC,
+                                                      divisor_width=sw, quotient_bits=Q_BITS,
+                                                      check_cycle=True)
+        m.d.comb += [div.dividend.eq(u_sum << Q_FRAC), div.divisor.eq(s_sum)]
+        lw_ = Q_FRAC + LOG_INTERP + 1
+        l_s, l_c = Signal(lw_), Signal(lw_)       # lo + delta * interp, 2**LOG_INTERP times
+        mant = Signal(Q_FRAC + 1)                 # log2 S = (exponent << Q_FRAC) + mant
+        # H = (log2 S + U / S) * ln 2, rounded: as rows, its sign beside them
+        hw_ = 52
+        h_s, h_c = Signal(hw_), Signal(hw_)
+        h_neg = Signal()
+        h_sum = segmented_sum(m, h_s, h_c, hw_, name="h")
         result = Signal(OUTPUT.width)
+        # The finaliser's step terms (each registered in the state named):
+        # INTERP: lo + delta * interp, 2**LOG_INTERP times, as rows;
+        lo = log_rd.data[:16]
+        delta = log_rd.data[16:]
+        interp = frac[:LOG_INTERP]
+        l_rows = csa_tree(m, [lo << LOG_INTERP]
+                          + [Mux(interp[j], delta << j, 0) for j in range(LOG_INTERP)], lw_)
+        # MANT: its fraction bits dropped (the carry out of them a comparison);
+        ma, mb, mbit = shifted_rows(l_s, l_c, LOG_INTERP)
+        # SCALE: (log2 S + U / S) * LN2_Q16 + 2**19 as rows, and whether log2 S + U / S < 0
+        # (the result is then 0).
+        parts = [exponent << Q_FRAC, mant, div.quotient]
+        h_rows = csa_tree(m, [v << j for j in range(16) if LN2_Q16 >> j & 1 for v in parts]
+                          + [1 << 19], hw_)
+        neg = sign_of_sum(*csa_tree(m, parts, 34), 34)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(fin_start):
-                    m.next = "LOG"
+                    m.d.sync += wait.eq(segment_latency(uw) - 1)
+                    m.next = "RESOLVE"
+            with m.State("RESOLVE"):
+                # The rows of S and U are final; their segments resolve.
+                m.d.sync += wait.eq(wait - 1)
+                with m.If(wait == 0):
+                    m.next = "START"
+            with m.State("START"):
+                m.d.comb += div.start.eq(1)
+                m.d.sync += s_word.eq(s_sum)
+                m.next = "LOG"
             with m.State("LOG"):
-                # s_acc is final: find its leading one.
+                # S's leading one (a tree).
                 m.d.sync += [lz.eq(sw - 1 - e), exponent.eq(e - P_FRAC)]
                 m.next = "NORM"
             with m.State("NORM"):
-                # The mantissa (S shifted by the registered leading-zero count) addresses the
-                # log table this cycle; the divider starts (its check cycle is LUT's).
-                m.d.sync += interp.eq(frac[:LOG_INTERP])
-                m.d.comb += div.start.eq(1)
+                # The mantissa below the leading one: table index and interpolation bits.
+                norm = (s_word << lz)[:sw]
+                m.d.sync += frac.eq(norm[sw - 1 - LOG_INDEX - LOG_INTERP:sw - 1])
                 m.next = "LUT"
             with m.State("LUT"):
-                lo = log_rd.data[:16]
-                delta = log_rd.data[16:]
-                m.d.sync += log2_s.eq((exponent << Q_FRAC) + lo + ((delta * interp) >> LOG_INTERP))
+                # The table reads frac's index this cycle.
+                m.next = "INTERP"
+            with m.State("INTERP"):
+                m.d.sync += [l_s.eq(l_rows[0]), l_c.eq(l_rows[1])]
+                m.next = "MANT"
+            with m.State("MANT"):
+                m.d.sync += mant.eq(ma[:Q_FRAC + 1] + mb[:Q_FRAC + 1] + mbit)
                 m.next = "DIV"
             with m.State("DIV"):
                 with m.If(~div.busy):
-                    m.d.sync += h_bits.eq(log2_s + div.quotient)
                     m.next = "SCALE"
             with m.State("SCALE"):
-                h = Signal(signed(52))
-                m.d.comb += h.eq((Mux(h_bits < 0, 0, h_bits) * LN2_Q16 + (1 << 19)) >> 20)
-                m.d.sync += result.eq(Mux(h > OUTPUT.max_code, OUTPUT.max_code, h))
+                m.d.sync += [h_s.eq(h_rows[0]), h_c.eq(h_rows[1]), h_neg.eq(neg),
+                             wait.eq(segment_latency(hw_) - 1)]
+                m.next = "ROUND"
+            with m.State("ROUND"):
+                m.d.sync += wait.eq(wait - 1)
+                with m.If(wait == 0):
+                    m.next = "CLAMP"
+            with m.State("CLAMP"):
+                h = h_sum[20:]
+                m.d.sync += result.eq(Mux(h_neg, 0, Mux(h > OUTPUT.max_code, OUTPUT.max_code,
+                                                          h)))
                 m.next = "OUT"
             with m.State("OUT"):
                 m.d.comb += [self.o_stream.valid.eq(1), self.o_stream.payload.eq(result)]
@@ -221,3 +302,17 @@ class EntropyUnit(wiring.Component):
                     m.d.sync += hold.eq(0)
                     m.next = "IDLE"
         return m
+
+
+def leading_one(m, value):
+    """The position of the highest set bit of ``value`` (0 if none), as a tree of multiplexers
+    (pairs of halves: the upper half's position if it has a set bit, else the lower's)."""
+    nodes = [(value[i], Const(0, 0)) for i in range(len(value))]
+    while len(nodes) > 1:
+        if len(nodes) % 2:
+            nodes.append((Const(0, 1), Const(0, len(nodes[0][1]))))
+        nodes = [(lo[0] | hi[0], Mux(hi[0], Cat(hi[1], Const(1, 1)), Cat(lo[1], Const(0, 1))))
+                 for lo, hi in zip(nodes[0::2], nodes[1::2])]
+    pos = Signal(max(1, len(nodes[0][1])), name="leading_one")
+    m.d.comb += pos.eq(nodes[0][1])
+    return pos
