@@ -29,7 +29,6 @@ from ahasd.hw.carry_save import (
     segment_latency,
     segmented_sum,
     shifted_rows,
-    sign_of_sum,
 )
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.entropy import (
@@ -227,10 +226,16 @@ class EntropyUnit(wiring.Component):
         lw_ = Q_FRAC + LOG_INTERP + 1
         l_s, l_c = Signal(lw_), Signal(lw_)       # lo + delta * interp, 2**LOG_INTERP times
         mant = Signal(Q_FRAC + 1)                 # log2 S = (exponent << Q_FRAC) + mant
-        # H = (log2 S + U / S) * ln 2, rounded: as rows, its sign beside them
-        hw_ = 52
+        log2_s = Signal(signed(34))
+        # H_bits = log2 S + U / S, resolved in segments; if it is >= 2**21, H saturates
+        # (2**21 * LN2_Q16 >> 20 > 65535), else H = (H_bits * LN2_Q16 + 2**19) >> 20.
+        quotient = Signal(34)
+        m.d.comb += quotient.eq(div.quotient)
+        hb_sum = segmented_sum(m, log2_s, quotient, 34, name="hb")
+        hb_neg, hb_big = Signal(), Signal()
+        hb = Signal(21)
+        hw_ = len(hb) + 16 + 1
         h_s, h_c = Signal(hw_), Signal(hw_)
-        h_neg = Signal()
         h_sum = segmented_sum(m, h_s, h_c, hw_, name="h")
         result = Signal(OUTPUT.width)
         # The finaliser's step terms (each registered in the state named):
@@ -242,12 +247,8 @@ class EntropyUnit(wiring.Component):
                           + [Mux(interp[j], delta << j, 0) for j in range(LOG_INTERP)], lw_)
         # MANT: its fraction bits dropped (the carry out of them a comparison);
         ma, mb, mbit = shifted_rows(l_s, l_c, LOG_INTERP)
-        # SCALE: (log2 S + U / S) * LN2_Q16 + 2**19 as rows, and whether log2 S + U / S < 0
-        # (the result is then 0).
-        parts = [exponent << Q_FRAC, mant, div.quotient]
-        h_rows = csa_tree(m, [v << j for j in range(16) if LN2_Q16 >> j & 1 for v in parts]
-                          + [1 << 19], hw_)
-        neg = sign_of_sum(*csa_tree(m, parts, 34), 34)
+        # SCALE: H_bits * LN2_Q16 + 2**19 as rows.
+        h_rows = csa_tree(m, [hb << j for j in range(16) if LN2_Q16 >> j & 1] + [1 << 19], hw_)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(fin_start):
@@ -279,12 +280,21 @@ class EntropyUnit(wiring.Component):
                 m.next = "MANT"
             with m.State("MANT"):
                 m.d.sync += mant.eq(ma[:Q_FRAC + 1] + mb[:Q_FRAC + 1] + mbit)
+                m.next = "LOG2"
+            with m.State("LOG2"):
+                m.d.sync += log2_s.eq(Cat(mant[:Q_FRAC], exponent + mant[Q_FRAC]).as_signed())
                 m.next = "DIV"
             with m.State("DIV"):
+                # When the division is done, its quotient and log2 S go into hb_sum's
+                # segments (one cycle).
                 with m.If(~div.busy):
-                    m.next = "SCALE"
+                    m.next = "HBITS"
+            with m.State("HBITS"):
+                m.d.sync += [hb_neg.eq(hb_sum[33]), hb_big.eq(hb_sum[len(hb):33] != 0),
+                             hb.eq(hb_sum)]
+                m.next = "SCALE"
             with m.State("SCALE"):
-                m.d.sync += [h_s.eq(h_rows[0]), h_c.eq(h_rows[1]), h_neg.eq(neg),
+                m.d.sync += [h_s.eq(h_rows[0]), h_c.eq(h_rows[1]),
                              wait.eq(segment_latency(hw_) - 1)]
                 m.next = "ROUND"
             with m.State("ROUND"):
@@ -293,8 +303,8 @@ class EntropyUnit(wiring.Component):
                     m.next = "CLAMP"
             with m.State("CLAMP"):
                 h = h_sum[20:]
-                m.d.sync += result.eq(Mux(h_neg, 0, Mux(h > OUTPUT.max_code, OUTPUT.max_code,
-                                                          h)))
+                m.d.sync += result.eq(Mux(hb_neg, 0, Mux(hb_big | (h > OUTPUT.max_code),
+                                                         OUTPUT.max_code, h)))
                 m.next = "OUT"
             with m.State("OUT"):
                 m.d.comb += [self.o_stream.valid.eq(1), self.o_stream.payload.eq(result)]
