@@ -24,8 +24,11 @@ from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.carry_save import (
     CarrySaveDivider,
+    compared_sum,
     csa,
     csa_tree,
+    low_mask,
+    segment_carries,
     segment_latency,
     segmented_sum,
     shifted_rows,
@@ -110,8 +113,8 @@ class EntropyUnit(wiring.Component):
         take = Signal()
         m.d.comb += take.eq(self.i_stream.valid & self.i_stream.ready)
         logit = self.i_stream.payload.logit
-        a_valid, a_last = Signal(), Signal()
-        a_s, a_c = Signal(pw), Signal(pw)
+        a_valid, a_last = Signal(name="a_valid"), Signal(name="a_last")
+        a_s, a_c = Signal(pw, name="a_s"), Signal(pw, name="a_c")
         rows = csa_tree(m, [logit << j for j in range(16) if LOG2E_Q15 >> j & 1], pw)
         m.d.sync += [a_valid.eq(take), a_last.eq(self.i_stream.payload.last),
                      a_s.eq(rows[0]), a_c.eq(rows[1])]
@@ -127,19 +130,21 @@ class EntropyUnit(wiring.Component):
 
         # ---- stage A2: y = (z * LOG2E_Q15) >> shift, the carry into bit `shift` compared ----
         y_s, y_c, y_carry = shifted_rows(a_s, a_c, sh)
-        a2_valid, a2_last = Signal(), Signal()
+        a2_valid, a2_last = Signal(name="a2_valid"), Signal(name="a2_last")
         a2_y = Signal(signed(yw))
         m.d.sync += [a2_valid.eq(a_valid), a2_last.eq(a_last),
                      a2_y.eq(y_s[:yw] + y_c[:yw] + y_carry)]
 
         # ---- stage A3: ceil(y) (an integer) and the fraction of nd = M - y -------------------
-        a3_valid, a3_last = Signal(), Signal()
+        a3_valid, a3_last = Signal(name="a3_valid"), Signal(name="a3_last")
         a3_c = Signal(signed(iw))     # ceil(y / 2**Y_FRAC)
         a3_ndf = Signal(Y_FRAC)       # nd mod 1 = -y mod 1: it does not depend on M
         m.d.sync += [a3_valid.eq(a2_valid), a3_last.eq(a2_last),
                      a3_c.eq((a2_y >> Y_FRAC) + (a2_y[:Y_FRAC] != 0)),
                      a3_ndf.eq(-a2_y)]
-        m.d.comb += [exp_rd.addr.eq(a3_ndf), exp_rd.en.eq(1)]
+        # The 2**-x table is read with nd's fraction as A3 forms it; its word is registered
+        # in B (a block RAM's read data is slow on an FPGA: no logic after it in one cycle).
+        m.d.comb += [exp_rd.addr.eq(-a2_y), exp_rd.en.eq(1)]
 
         # ---- stage B: running max M (integer), k and the integer part of nd ------------------
         # Both differences beside the comparison: k = c - M when M grows, else nd's integer
@@ -152,37 +157,48 @@ class EntropyUnit(wiring.Component):
             m.d.sync += first.eq(a3_last)
             with m.If(grow):
                 m.d.sync += big_m.eq(a3_c)
-        b_valid, b_last, b_first = Signal(), Signal(), Signal()
+        b_valid, b_last, b_first = (Signal(name="b_valid"), Signal(name="b_last"),
+                                    Signal(name="b_first"))
         b_k = Signal(ndw - Y_FRAC)
         b_ndi = Signal(ndw - Y_FRAC)
         b_ndf = Signal(Y_FRAC)
+        b_exp = Signal(P_FRAC + 1)
         m.d.sync += [b_valid.eq(a3_valid), b_last.eq(a3_last), b_first.eq(first),
                      b_k.eq(Mux(grow & ~first, a3_c - big_m, 0)),
-                     b_ndi.eq(Mux(grow, 0, big_m - a3_c)), b_ndf.eq(a3_ndf)]
+                     b_ndi.eq(Mux(grow, 0, big_m - a3_c)), b_ndf.eq(a3_ndf), b_exp.eq(exp_rd.data)]
 
         # ---- stage C: p = 2**-nd; k clamped --------------------------------------------------
-        c_valid, c_last, c_first = Signal(), Signal(), Signal()
+        # At a stream's first element k is the largest (2**kw - 1 > uw) and the mask empty:
+        # S >> k, U >> k and their carries are zero, so the sums start afresh without a
+        # multiplexer in their loops (and k * (S >> k) is zero too).
+        c_valid, c_last, c_first = (Signal(name="c_valid"), Signal(name="c_last"),
+                                    Signal(name="c_first"))
         c_k = Signal(kw)
         c_p = Signal(P_FRAC + 1)
         ndp = 13                      # bits of nd where p != 0 (nd < (P_FRAC + 1) * 2**Y_FRAC)
         c_nd = Signal(ndp)
+        c_mask = Signal(sw)           # the low k bits, for the carry out of them in D
         m.d.sync += [c_valid.eq(b_valid), c_last.eq(b_last), c_first.eq(b_first),
-                     c_k.eq(Mux(b_k >= 2**kw, 2**kw - 1, b_k)),
-                     c_p.eq(Mux(b_ndi <= P_FRAC, exp_rd.data >> b_ndi, 0)),
-                     c_nd.eq(Cat(b_ndf, b_ndi))]
+                     c_k.eq(Mux(b_first | (b_k >= 2**kw), 2**kw - 1, b_k)),
+                     c_p.eq(Mux(b_ndi <= P_FRAC, b_exp >> b_ndi, 0)),
+                     c_nd.eq(Cat(b_ndf, b_ndi)),
+                     c_mask.eq(Mux(b_first, 0, low_mask(b_k, sw)))]
 
         # ---- stage D: S = (S >> k) + p, the loop of S (carry-save rows); nd * p as rows ------
-        s_s, s_c = Signal(sw), Signal(sw)         # S = s_s + s_c
-        sk_a, sk_b, sk_bit = shifted_rows(Mux(c_first, 0, s_s), Mux(c_first, 0, s_c), c_k)
+        s_s, s_c = Signal(sw, name="s_s"), Signal(sw, name="s_c")     # S = s_s + s_c
+        sk_a, sk_b, sk_bit = shifted_rows(s_s, s_c, c_k, c_mask)
         ns_s, ns_c = csa(sk_a, sk_b, c_p, sw)
         with m.If(c_valid):
             m.d.sync += [s_s.eq(ns_s), s_c.eq(Cat(sk_bit, ns_c[1:]))]
         npw = ndp + P_FRAC + 1
         np_rows = csa_tree(m, [Mux(c_nd[j], c_p << j, 0) for j in range(ndp)], npw)
-        d_valid, d_last, d_first = Signal(), Signal(), Signal()
+        d_valid, d_last, d_first = (Signal(name="d_valid"), Signal(name="d_last"),
+                                    Signal(name="d_first"))
         d_k = Signal(kw)
-        d_ta, d_tb, d_tbit = Signal(sw), Signal(sw), Signal()     # S >> k
-        d_np_s, d_np_c = Signal(npw), Signal(npw)                   # nd * p
+        # S >> k as two rows and a bit
+        d_ta, d_tb = Signal(sw, name="d_ta"), Signal(sw, name="d_tb")
+        d_tbit = Signal()
+        d_np_s, d_np_c = Signal(npw, name="d_np_s"), Signal(npw, name="d_np_c")     # nd * p
         m.d.sync += [d_valid.eq(c_valid), d_last.eq(c_last), d_first.eq(c_first), d_k.eq(c_k),
                      d_ta.eq(sk_a), d_tb.eq(sk_b), d_tbit.eq(sk_bit),
                      d_np_s.eq(np_rows[0]), d_np_c.eq(np_rows[1])]
@@ -192,20 +208,39 @@ class EntropyUnit(wiring.Component):
         terms = [Mux(d_k[j], t << j, 0) for j in range(kw) for t in (d_ta, d_tb)]
         terms += [Mux(d_tbit, d_k, 0), np_a, np_b, np_bit]
         e_rows = csa_tree(m, terms, uw)
-        e_valid, e_last, e_first = Signal(), Signal(), Signal()
+        e_valid, e_last = Signal(name="e_valid"), Signal(name="e_last")
         e_k = Signal(kw)
-        e_s, e_c = Signal(uw), Signal(uw)
-        m.d.sync += [e_valid.eq(d_valid), e_last.eq(d_last), e_first.eq(d_first), e_k.eq(d_k),
-                     e_s.eq(e_rows[0]), e_c.eq(e_rows[1])]
+        e_s, e_c = Signal(uw, name="e_s"), Signal(uw, name="e_c")
+        e_mask = Signal(uw)           # the low k bits, for the carry out of them in F
+        m.d.sync += [e_valid.eq(d_valid), e_last.eq(d_last), e_k.eq(d_k),
+                     e_s.eq(e_rows[0]), e_c.eq(e_rows[1]), e_mask.eq(Mux(d_first, 0, low_mask(d_k, uw)))]
+
+        # ---- stages E2, E3: that sum as a word (the carries into its segments compared in
+        # E2, the segments added side by side in E3) -----------------------------------------
+        e2_valid, e2_last = Signal(name="e2_valid"), Signal(name="e2_last")
+        e2_k = Signal(kw)
+        e2_mask = Signal(uw)
+        e2_s, e2_c = Signal(uw, name="e2_s"), Signal(uw, name="e2_c")
+        e2_carries = Signal(len(segment_carries(e_s, e_c, uw)))
+        m.d.sync += [e2_valid.eq(e_valid), e2_last.eq(e_last), e2_k.eq(e_k), e2_mask.eq(e_mask),
+                     e2_s.eq(e_s), e2_c.eq(e_c), e2_carries.eq(segment_carries(e_s, e_c, uw))]
+        e3_valid, e3_last = Signal(name="e3_valid"), Signal(name="e3_last")
+        e3_k = Signal(kw)
+        e3_mask = Signal(uw)
+        e3_sum = Signal(uw)
+        m.d.sync += [e3_valid.eq(e2_valid), e3_last.eq(e2_last), e3_k.eq(e2_k),
+                     e3_mask.eq(e2_mask), e3_sum.eq(compared_sum(e2_s, e2_c, uw, e2_carries))]
 
         # ---- stage F: U = (U >> k) + k * (S >> k) + nd * p, the loop of U (rows) -------------
-        u_s, u_c = Signal(uw), Signal(uw)         # U = u_s + u_c
-        uk_a, uk_b, uk_bit = shifted_rows(Mux(e_first, 0, u_s), Mux(e_first, 0, u_c), e_k)
-        nu_s, nu_c = csa_tree(m, [uk_a, uk_b, uk_bit, e_s, e_c], uw)
+        u_s, u_c = Signal(uw, name="u_s"), Signal(uw, name="u_c")     # U = u_s + u_c
+        uk_a, uk_b, uk_bit = shifted_rows(u_s, u_c, e3_k, e3_mask)
+        nu_s, nu_c = csa(uk_a, uk_b, e3_sum, uw)
         fin_start = Signal()
-        with m.If(e_valid):
-            m.d.sync += [u_s.eq(nu_s), u_c.eq(nu_c)]
-            m.d.comb += fin_start.eq(e_last)
+        with m.If(e3_valid):
+            # The carry out of U's low k bits in the carry row's free bit 0 (no logic after
+            # the comparison).
+            m.d.sync += [u_s.eq(nu_s), u_c.eq(Cat(uk_bit, nu_c[1:]))]
+            m.d.comb += fin_start.eq(e3_last)
 
         # ---- finaliser: S and U resolved, log2 S, U / S, H -----------------------------------
         s_sum = segmented_sum(m, s_s, s_c, sw, name="s")
@@ -224,7 +259,8 @@ class EntropyUnit(wiring.Component):
                                                       check_cycle=True)
         m.d.comb += [div.dividend.eq(u_sum << Q_FRAC), div.divisor.eq(s_sum)]
         lw_ = Q_FRAC + LOG_INTERP + 1
-        l_s, l_c = Signal(lw_), Signal(lw_)       # lo + delta * interp, 2**LOG_INTERP times
+        # lo + delta * interp, 2**LOG_INTERP times, as rows
+        l_s, l_c = Signal(lw_, name="l_s"), Signal(lw_, name="l_c")
         mant = Signal(Q_FRAC + 1)                 # log2 S = (exponent << Q_FRAC) + mant
         log2_s = Signal(signed(34))
         # H_bits = log2 S + U / S, resolved in segments; if it is >= 2**21, H saturates
@@ -232,16 +268,17 @@ class EntropyUnit(wiring.Component):
         quotient = Signal(34)
         m.d.comb += quotient.eq(div.quotient)
         hb_sum = segmented_sum(m, log2_s, quotient, 34, name="hb")
-        hb_neg, hb_big = Signal(), Signal()
+        hb_neg, hb_big = Signal(name="hb_neg"), Signal(name="hb_big")
         hb = Signal(21)
         hw_ = len(hb) + 16 + 1
-        h_s, h_c = Signal(hw_), Signal(hw_)
+        h_s, h_c = Signal(hw_, name="h_s"), Signal(hw_, name="h_c")
         h_sum = segmented_sum(m, h_s, h_c, hw_, name="h")
         result = Signal(OUTPUT.width)
         # The finaliser's step terms (each registered in the state named):
         # INTERP: lo + delta * interp, 2**LOG_INTERP times, as rows;
-        lo = log_rd.data[:16]
-        delta = log_rd.data[16:]
+        log_word = Signal(len(log_rd.data))     # the table's word, registered in READ
+        lo = log_word[:16]
+        delta = log_word[16:]
         interp = frac[:LOG_INTERP]
         l_rows = csa_tree(m, [lo << LOG_INTERP]
                           + [Mux(interp[j], delta << j, 0) for j in range(LOG_INTERP)], lw_)
@@ -274,6 +311,9 @@ class EntropyUnit(wiring.Component):
                 m.next = "LUT"
             with m.State("LUT"):
                 # The table reads frac's index this cycle.
+                m.next = "READ"
+            with m.State("READ"):
+                m.d.sync += log_word.eq(log_rd.data)
                 m.next = "INTERP"
             with m.State("INTERP"):
                 m.d.sync += [l_s.eq(l_rows[0]), l_c.eq(l_rows[1])]
