@@ -18,8 +18,9 @@ from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import check_divider_params, divider_members
 from ahasd.spec.params import check_int
 
-__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "segment_latency", "segmented_sum",
-           "CarrySaveDivider"]
+__all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "low_mask", "shifted_rows",
+           "segment_carries", "compared_sum",
+           "segment_latency", "segmented_sum", "CarrySaveDivider"]
 
 #: Bits of a word adder per cycle (a 17-bit ripple and a little logic fit in 1.25 ns).
 SEGMENT = 17
@@ -75,6 +76,54 @@ def sign_of_sum(s, c, width):
     into it is set exactly when ``s[:w-1] > ~c[:w-1]``."""
     low = width - 1
     return s[low] ^ c[low] ^ (s[:low] > (~c[:low])[:low])
+
+
+def low_mask(k, width):
+    """``width`` bits, bit ``i`` set when ``k > i``: the mask of the low ``k`` bits that
+    :func:`shifted_rows` compares (a value to register a cycle ahead of the shift)."""
+    return Cat(*[k > i for i in range(width)])
+
+
+def shifted_rows(s, c, k, mask=None):
+    """Two rows and a bit whose sum is ``floor((s + c) / 2**k)``: ``(s >> k, c >> k, carry)``.
+
+    ``carry`` is the carry out of the low ``k`` bits, ``s mod 2**k + c mod 2**k >= 2**k``, as
+    the comparison ``s mod 2**k > ~c mod 2**k`` (a tree, not a ripple), with ``mask`` the low
+    ``k`` bits' mask (:func:`low_mask`; formed here if not given). Exact for
+    ``s + c < 2**width`` as integers (rows that never wrapped, as :func:`csa_tree` gives for
+    nonnegative operands whose sum fits); ``k`` may exceed the width (then everything is
+    zero). ``s``, ``c`` and ``mask`` have the same width."""
+    width = len(s)
+    if len(c) != width:
+        raise ValueError(f"c must be {width} bits wide like s, not {len(c)}")
+    if mask is None:
+        mask = low_mask(k, width)
+    elif len(mask) != width:
+        raise ValueError(f"mask must be {width} bits wide like s, not {len(mask)}")
+    return s >> k, c >> k, (s & mask) > (~c & mask)
+
+
+def segment_carries(a, b, width):
+    """The carries into the :data:`SEGMENT`-bit segments of ``a + b`` above the first (one bit
+    per segment boundary), each the comparison ``a mod 2**lo > ~b mod 2**lo`` (a tree): for
+    :func:`compared_sum`, to register a cycle ahead of it."""
+    return Cat(*[a[:lo] > (~b[:lo])[:lo] for lo in range(SEGMENT, width, SEGMENT)])
+
+
+def compared_sum(a, b, width, carries=None):
+    """``a + b`` (``width`` bits, modulo ``2**width``) in one cycle for a pipeline: segments of
+    :data:`SEGMENT` bits added side by side, each with its carry-in from
+    :func:`segment_carries` (formed here if not given), so the longest ripple is one
+    segment's."""
+    check_int("width", width, 1, 256)
+    if carries is None:
+        carries = segment_carries(a, b, width)
+    parts = []
+    for n, lo in enumerate(range(0, width, SEGMENT)):
+        hi = min(width, lo + SEGMENT)
+        carry = carries[n - 1] if n else Const(0, 1)
+        parts.append((a[lo:hi] + b[lo:hi] + carry)[:hi - lo])
+    return Cat(*parts)
 
 
 def segment_latency(width):

@@ -1,6 +1,8 @@
 """Carry-save arithmetic (ahasd.hw.carry_save): the carry-save divider exhaustively at small
 widths against Python's integer division (the same results and cycles as the shared divider),
-the segmented sum and the carry-save tree against Python's sums."""
+the segmented sum and the carry-save tree against Python's sums, the rescale of a carry-save
+pair (``floor((s + c) / 2**k)`` as two shifted rows and a compared carry) and the one-cycle
+segmented sum against Python's integers."""
 
 import random
 
@@ -8,13 +10,20 @@ import pytest
 from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ahasd.hw.carry_save import (
     SEGMENT,
     CarrySaveDivider,
+    compared_sum,
     csa_tree,
+    low_mask,
+    segment_carries,
     segment_latency,
     segmented_sum,
+    shifted_rows,
     sign_of_sum,
 )
 from ahasd.tb.amaranth_sim import simulate
@@ -102,9 +111,78 @@ def test_segmented_sum_and_tree_sign():
         assert sign == ((a + b + c) % 2**width) >> (width - 1)
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.integers(1, 80).flatmap(lambda w: st.tuples(
+    st.integers(0, 2**w - 1), st.integers(0, 2**w - 1), st.integers(0, w + 8))))
+def test_rescale_identity_on_integers(case):
+    """The identity the entropy unit's rescale relies on, for any nonnegative s, c and k:
+    floor((s + c) / 2**k) = (s >> k) + (c >> k) + [s mod 2**k > ~c mod 2**k], with ~c
+    the complement within k bits."""
+    s, c, k = case
+    low = 2**k - 1
+    assert (s + c) >> k == (s >> k) + (c >> k) + int((s & low) > (low - (c & low)))
+
+
+class Rescale(wiring.Component):
+    """``shifted_rows`` (with its own mask and with a mask given) and ``compared_sum`` of
+    the rows (carries formed inside and given)."""
+
+    def __init__(self, width, kbits):
+        self.width = width
+        super().__init__({"s": In(width), "c": In(width), "k": In(kbits),
+                          "a": Out(width), "b": Out(width), "bit": Out(1), "bit_masked": Out(1),
+                          "total": Out(width), "total_given": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        a, b, bit = shifted_rows(self.s, self.c, self.k)
+        *_, bit_masked = shifted_rows(self.s, self.c, self.k, low_mask(self.k, self.width))
+        m.d.comb += [self.a.eq(a), self.b.eq(b), self.bit.eq(bit), self.bit_masked.eq(bit_masked),
+                     self.total.eq(compared_sum(self.s, self.c, self.width)),
+                     self.total_given.eq(compared_sum(self.s, self.c, self.width,
+                                                      segment_carries(self.s, self.c,
+                                                                      self.width)))]
+        return m
+
+
+def test_shifted_rows_and_compared_sum():
+    width, kbits = 3 * SEGMENT + 2, 6          # k up to 63 > width: shifted out entirely
+    dut = Rescale(width, kbits)
+    rng = random.Random(7)
+    cases = []
+    for _ in range(300):
+        total = rng.randrange(2**width)          # rows that never wrapped: s + c = total
+        s = rng.randrange(total + 1)
+        cases.append((s, total - s, rng.randrange(2**kbits)))
+    cases += [(2**width - 1, 0, 0), (2**width - 2, 1, width), (2**SEGMENT - 1, 1, 1),
+              (2**(2 * SEGMENT) - 1, 1, 63)]
+    got = []
+
+    async def tb(ctx):
+        for s, c, k in cases:
+            ctx.set(dut.s, s)
+            ctx.set(dut.c, c)
+            ctx.set(dut.k, k)
+            got.append(tuple(ctx.get(v) for v in (dut.a, dut.b, dut.bit, dut.bit_masked,
+                                                  dut.total, dut.total_given)))
+
+    sim = Simulator(dut)         # combinational: no clock
+    sim.add_testbench(tb)
+    sim.run()
+    for (s, c, k), (a, b, bit, bit_masked, total, total_given) in zip(cases, got):
+        assert (a, b) == (s >> k, c >> k)
+        assert a + b + bit == (s + c) >> k, (s, c, k)
+        assert bit_masked == bit
+        assert total == total_given == s + c
+
+
 def test_validation():
     with pytest.raises(ValueError, match="width must be an integer in 1..256, not 0"):
         segmented_sum(None, Signal(1), Signal(1), 0)
+    with pytest.raises(ValueError, match="c must be 4 bits wide like s, not 3"):
+        shifted_rows(Signal(4), Signal(3), Signal(2))
+    with pytest.raises(ValueError, match="mask must be 4 bits wide like s, not 2"):
+        shifted_rows(Signal(4), Signal(4), Signal(2), Signal(2))
     with pytest.raises(ValueError, match="variable_steps must be False with check_cycle"):
         CarrySaveDivider(dividend_width=8, divisor_width=4, quotient_bits=4, check_cycle=True,
                          variable_steps=True)

@@ -75,3 +75,38 @@ def test_too_long_stream_sets_error():
 def test_parameter_errors():
     with pytest.raises(ValueError, match="max_vocab must be an integer in 2..1048576, not 0"):
         EntropyUnit(max_vocab=0)
+
+
+#: Cycles from the cycle that takes a stream's `last` logit to the result's `valid`
+#: (docs/implementation.md, the entropy unit's latency; 30 before the 800 MHz pipelining).
+TAIL_CYCLES = 42
+
+
+def test_one_logit_per_cycle_and_tail():
+    """Within a stream the unit takes a logit every cycle (`ready` stays high); the result is
+    valid TAIL_CYCLES after the `last` one is taken, the input held off until it is taken,
+    and it is the golden model's."""
+    dut = EntropyUnit()
+    rng = np.random.default_rng(4)
+    streams = [rng.integers(-32768, 32768, 40), np.arange(-3000, 3000, 50)]
+    seen = []
+
+    async def tb(ctx):
+        ctx.set(dut.o_stream.ready, 1)
+        for s in streams:
+            for i, v in enumerate(s):
+                ctx.set(dut.i_stream.valid, 1)
+                ctx.set(dut.i_stream.payload, {"logit": int(v), "last": int(i == len(s) - 1)})
+                assert ctx.get(dut.i_stream.ready)
+                await ctx.tick()
+            ctx.set(dut.i_stream.valid, 0)
+            tail = 0
+            while not ctx.get(dut.o_stream.valid):
+                assert not ctx.get(dut.i_stream.ready)
+                await ctx.tick()
+                tail += 1
+            seen.append((tail, ctx.get(dut.o_stream.payload)))
+            await ctx.tick()
+
+    simulate(dut, tb)
+    assert seen == [(TAIL_CYCLES, entropy_fx(s)) for s in streams]
