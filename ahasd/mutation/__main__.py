@@ -1,6 +1,7 @@
 """``python -m ahasd.mutation``: run the mutation campaign (``make mutate``), list or draw mutants.
 
-    python -m ahasd.mutation [run] [--jobs 2] [--only ID ...] [--timeout 900]
+    python -m ahasd.mutation [run] [--jobs 2] [--only ID ... | --files PATH ...] [--timeout 900]
+                             [--record-killers]
     python -m ahasd.mutation list
     python -m ahasd.mutation draw --count 45 [--seed 14]    # TOML on stdout, to review and append
 """
@@ -12,7 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-from ahasd.mutation.catalogue import DEFAULT_PATH, load, to_toml
+from ahasd.mutation.catalogue import (
+    DEFAULT_PATH,
+    KILLERS_NAME,
+    killer_of,
+    load,
+    to_toml,
+    write_killers,
+)
 from ahasd.mutation.draw import draw
 from ahasd.mutation.runner import report, run_campaign
 from ahasd.mutation.tree import check_imports, make_tree
@@ -35,6 +43,12 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
     parser.add_argument("--only", nargs="+", default=None, metavar="ID")
+    parser.add_argument("--files", nargs="+", default=None, metavar="PATH",
+                        help="only the mutants of these source files, or of files under these "
+                        "folders (sim/, hw/gts.py)")
+    parser.add_argument("--record-killers", action="store_true",
+                        help=f"write each killed mutant's killing test to {KILLERS_NAME} beside "
+                        "the catalogue (run first next time)")
     parser.add_argument("--count", type=int, default=45, help="draw: how many")
     parser.add_argument("--seed", type=int, default=None, help="draw: default the catalogue's")
     args = parser.parse_args(argv)
@@ -65,6 +79,12 @@ def main(argv=None):
         if unknown:
             parser.error(f"--only: no mutant {', '.join(sorted(unknown))} in {args.catalogue}")
         mutants = [m for m in mutants if m.id in args.only]
+    if args.files:
+        prefixes = [f.rstrip("/") for f in args.files]
+        mutants = [m for m in mutants
+                   if any(m.file == p or m.file.startswith(p + "/") for p in prefixes)]
+        if not mutants:
+            parser.error(f"--files: no mutant of {', '.join(args.files)} in {args.catalogue}")
     if args.verb == "list":
         for m in mutants:
             eq = f"  [equivalent: {m.equivalent}]" if m.equivalent else ""
@@ -86,6 +106,13 @@ def main(argv=None):
     times.update({r.mutant.id: round(r.seconds, 1) for r in results})
     times_file.parent.mkdir(parents=True, exist_ok=True)
     times_file.write_text(json.dumps(times, indent=1, sort_keys=True))
+    if args.record_killers:
+        first = dict(catalogue.first)
+        for r in results:
+            killer = killer_of(r.detail) if r.status == "killed" else None
+            if killer:
+                first[r.mutant.id] = killer
+        write_killers(args.catalogue.with_name(KILLERS_NAME), first, catalogue.mutants)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     report(results, time.monotonic() - start, cpu_seconds=usage.ru_utime + usage.ru_stime)
     return 0
