@@ -1,6 +1,7 @@
 """``python -m ahasd.mutation``: run the mutation campaign (``make mutate``), list or draw mutants.
 
-    python -m ahasd.mutation [run] [--jobs 2] [--only ID ...] [--timeout 900]
+    python -m ahasd.mutation [run] [--jobs 2] [--only ID ... | --files PATH ...] [--timeout 900]
+                             [--equivalents] [--record-killers]
     python -m ahasd.mutation list
     python -m ahasd.mutation draw --count 45 [--seed 14]    # TOML on stdout, to review and append
 """
@@ -12,9 +13,16 @@ import sys
 import time
 from pathlib import Path
 
-from ahasd.mutation.catalogue import DEFAULT_PATH, load, to_toml
+from ahasd.mutation.catalogue import (
+    DEFAULT_PATH,
+    KILLERS_NAME,
+    killer_of,
+    load,
+    to_toml,
+    write_killers,
+)
 from ahasd.mutation.draw import draw
-from ahasd.mutation.runner import report, run_campaign
+from ahasd.mutation.runner import Result, report, run_campaign
 from ahasd.mutation.tree import check_imports, make_tree
 
 
@@ -35,6 +43,15 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per mutant")
     parser.add_argument("--only", nargs="+", default=None, metavar="ID")
+    parser.add_argument("--files", nargs="+", default=None, metavar="PATH",
+                        help="only the mutants of these source files, or of files under these "
+                        "folders (sim/, hw/gts.py)")
+    parser.add_argument("--equivalents", action="store_true",
+                        help="also run the mutants marked equivalent (not scored; a check that "
+                        "they still survive), which --only does for the ids it names")
+    parser.add_argument("--record-killers", action="store_true",
+                        help=f"write each killed mutant's killing test to {KILLERS_NAME} beside "
+                        "the catalogue (run first next time)")
     parser.add_argument("--count", type=int, default=45, help="draw: how many")
     parser.add_argument("--seed", type=int, default=None, help="draw: default the catalogue's")
     args = parser.parse_args(argv)
@@ -65,6 +82,12 @@ def main(argv=None):
         if unknown:
             parser.error(f"--only: no mutant {', '.join(sorted(unknown))} in {args.catalogue}")
         mutants = [m for m in mutants if m.id in args.only]
+    if args.files:
+        prefixes = [f.rstrip("/") for f in args.files]
+        mutants = [m for m in mutants
+                   if any(m.file == p or m.file.startswith(p + "/") for p in prefixes)]
+        if not mutants:
+            parser.error(f"--files: no mutant of {', '.join(args.files)} in {args.catalogue}")
     if args.verb == "list":
         for m in mutants:
             eq = f"  [equivalent: {m.equivalent}]" if m.equivalent else ""
@@ -78,14 +101,28 @@ def main(argv=None):
         dirs = make_tree(repo, Path(tmp) / "tree")
         files = check_imports(Path(tmp) / "tree", sorted(dirs))
     print(f"canary: {len(files)} packages import from the copy", file=sys.stderr)
-    print(f"{len(mutants)} mutants, {args.jobs} at once", file=sys.stderr)
+    # Equivalent mutants are not scored: by default they are listed, not run (a survivor runs
+    # every test of its selection, the slowest runs of all).
+    skip = {m.id for m in mutants if m.equivalent and not (args.equivalents or args.only)}
+    print(f"{len(mutants) - len(skip)} mutants to run ({len(skip)} equivalent not run), "
+          f"{args.jobs} at once", file=sys.stderr)
     times_file = repo / "build" / "mutation" / "times.json"
     times = json.loads(times_file.read_text()) if times_file.exists() else {}
-    results = run_campaign(repo, catalogue, mutants, jobs=args.jobs, timeout=args.timeout,
-                           times=times)
-    times.update({r.mutant.id: round(r.seconds, 1) for r in results})
+    done = run_campaign(repo, catalogue, [m for m in mutants if m.id not in skip],
+                        jobs=args.jobs, timeout=args.timeout, times=times)
+    by_id = {r.mutant.id: r for r in done}
+    results = [by_id[m.id] if m.id not in skip else Result(m, "not run", 0.0)
+               for m in mutants]
+    times.update({r.mutant.id: round(r.seconds, 1) for r in done})
     times_file.parent.mkdir(parents=True, exist_ok=True)
     times_file.write_text(json.dumps(times, indent=1, sort_keys=True))
+    if args.record_killers:
+        first = dict(catalogue.first)
+        for r in results:
+            killer = killer_of(r.detail) if r.status == "killed" else None
+            if killer:
+                first[r.mutant.id] = killer
+        write_killers(args.catalogue.with_name(KILLERS_NAME), first, catalogue.mutants)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     report(results, time.monotonic() - start, cpu_seconds=usage.ru_utime + usage.ru_stime)
     return 0

@@ -18,40 +18,76 @@ Format (``ahasd/mutation/catalogue.toml``)::
     behaviour = "a quotient of exactly 2**rb saturates"
     tests = []                         # optional: instead of the module's entry
     equivalent = ""                    # optional: why no test can tell (then not scored)
+
+Beside it, ``killers.toml`` names each mutant's likely killer (the test that failed first when it
+was last killed, written by ``python -m ahasd.mutation run --record-killers``)::
+
+    [first]
+    "tvc-ratio-saturation" = "tests/hw/test_tvc.py::test_ratio_saturates"
+
+A mutant's tests are its killer first, then its selection (the killer's file included, run in
+the order given): a killed mutant stops after one test, a surviving one still runs them all.
 """
 
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ahasd.mutation.locate import Mutant
 
-__all__ = ["Catalogue", "load", "DEFAULT_PATH", "to_toml"]
+__all__ = ["Catalogue", "load", "DEFAULT_PATH", "KILLERS_NAME", "killer_of", "write_killers",
+           "to_toml"]
 
 DEFAULT_PATH = Path(__file__).with_name("catalogue.toml")
+#: The killers file, next to the catalogue it belongs to.
+KILLERS_NAME = "killers.toml"
 _KEYS = {"id", "file", "find", "replace", "scope", "operator", "behaviour", "tests",
          "equivalent", "origin"}
 
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Mutants and the per-module test map (see the module docstring)."""
+    """Mutants, the per-module test map and the likely killers (see the module docstring)."""
     seed: int
     modules: dict
     mutants: tuple
+    first: dict = field(default_factory=dict)
 
     def tests_for(self, mutant):
-        """The pytest arguments that run the tests covering ``mutant``."""
+        """The pytest arguments that run the tests covering ``mutant``: its likely killer
+        first, then its own tests or its module's entry."""
         if mutant.tests:
-            return list(mutant.tests)
-        if mutant.file not in self.modules:
+            tests = list(mutant.tests)
+        elif mutant.file not in self.modules:
             raise ValueError(f"mutant {mutant.id}: module {mutant.file} has no entry in "
                              "[modules] and the mutant names no tests")
-        return list(self.modules[mutant.file])
+        else:
+            tests = list(self.modules[mutant.file])
+        first = self.first.get(mutant.id)
+        return ([first] if first else []) + tests
+
+
+def killer_of(detail):
+    """The test that killed a mutant, from its result's detail (``FAILED tests/a.py::t[2] -
+    ...`` gives ``tests/a.py::t``, a collection ``ERROR tests/a.py`` gives the file), or None."""
+    found = re.search(r"(?:FAILED|ERROR) (tests/[^\s\[]+)", detail)
+    return found.group(1) if found else None
+
+
+def write_killers(path, first, mutants):
+    """Write ``first`` ({id: test}) to the killers file ``path``, in catalogue order, keeping
+    only ids of ``mutants``."""
+    lines = ["# The likely killer of each mutant: the test that failed first when it was last",
+             "# killed. Written by python -m ahasd.mutation run --record-killers; run first.",
+             "", "[first]"]
+    lines += [f"{_string(m.id)} = {_string(first[m.id])}" for m in mutants if m.id in first]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def load(path=DEFAULT_PATH):
-    """Read and check a catalogue: unique ids, known keys, a test map entry for every mutant."""
+    """Read and check a catalogue: unique ids, known keys, a test map entry for every mutant;
+    with the killers file beside it if there is one (entries of unknown ids are ignored)."""
     path = Path(path)
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     modules = {k: list(v) for k, v in data.get("modules", {}).items()}
@@ -68,7 +104,11 @@ def load(path=DEFAULT_PATH):
         ids.add(entry["id"])
         mutant = Mutant(**{**entry, "tests": tuple(entry.get("tests", ()))})
         mutants.append(mutant)
-    catalogue = Catalogue(seed=data.get("seed", 0), modules=modules, mutants=tuple(mutants))
+    killers = path.with_name(KILLERS_NAME)
+    first = (tomllib.loads(killers.read_text(encoding="utf-8")).get("first", {})
+             if killers.is_file() else {})
+    catalogue = Catalogue(seed=data.get("seed", 0), modules=modules, mutants=tuple(mutants),
+                          first={k: v for k, v in first.items() if k in ids})
     for mutant in mutants:
         catalogue.tests_for(mutant)
     return catalogue

@@ -10,6 +10,7 @@ tree is never touched.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,12 @@ from ahasd.mutation.tree import PROBE_MODULE, copy_path, make_tree, module_name,
 __all__ = ["Result", "PYTEST_ARGS", "run_mutant", "run_campaign", "score_line", "file_scores",
            "report"]
 
-#: Options of every test run: stop at the first failure, quiet, no xdist, no cache folder.
-PYTEST_ARGS = ["-x", "-q", "-n", "0", "-p", "no:cacheprovider", "-p", PROBE_MODULE]
+#: Options of every test run: stop at the first failure, quiet, no xdist, no cache folder, and
+#: the tests in the order given even when a test named first (the mutant's likely killer, as
+#: ``file::test``) lies in a file named after it (pytest would otherwise merge the two and run
+#: the file's order).
+PYTEST_ARGS = ["-x", "-q", "-n", "0", "-p", "no:cacheprovider", "--keep-duplicates",
+               "-p", PROBE_MODULE]
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,18 @@ class Result:
 
 def _test_paths(args):
     return [a for a in args if not a.startswith("-") and (a.startswith("tests/") or "::" in a)]
+
+
+def _present(dest, arg):
+    """Whether the test argument ``arg`` (``file`` or ``file::test[param]``) names something in
+    the copy ``dest``: the file exists and, for a node id, the file defines its test function (a
+    renamed test then drops out of the selection, with a note, instead of erroring the run)."""
+    path, _, node = arg.partition("::")
+    if not (dest / path).is_file():
+        return False
+    name = node.split("::")[-1].split("[")[0]
+    return not name or re.search(rf"^\s*(async\s+)?def {re.escape(name)}\(",
+                                 (dest / path).read_text(encoding="utf-8"), re.M) is not None
 
 
 def _tail(text, lines=6):
@@ -66,8 +83,7 @@ def run_mutant(repo, catalogue, mutant, *, timeout=900, workdir=None, python=sys
         except ValueError as err:
             return Result(mutant, "error", 0.0, str(err))
         args = catalogue.tests_for(mutant)
-        present = [a for a in args if a not in _test_paths(args)
-                   or (dest / a.split("::")[0]).exists()]
+        present = [a for a in args if a not in _test_paths(args) or _present(dest, a)]
         missing = sorted(set(args) - set(present))
         note = f"missing test file(s) {', '.join(missing)}; " if missing else ""
         if not _test_paths(present):
