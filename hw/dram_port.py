@@ -209,17 +209,22 @@ class ReadScheduler(wiring.Component):
             m.d.sync += rfc_left.eq(rfc_left - 1)
 
         # Rank-wide rules follow every command on the bus: ours when granted, else the peer's.
-        bus = Signal(Cmd)
-        m.d.comb += bus.eq(Mux(granted & (self.cmd != Cmd.NOP), self.cmd, self.cmd_peer))
-        with m.Switch(bus):
-            with m.Case(Cmd.RD):
-                m.d.sync += since_rd.eq(1)
-            with m.Case(Cmd.ACT):
-                m.d.sync += act_age[0].eq(1)
-                m.d.sync += [act_age[i].eq(act_age[i - 1] + (act_age[i - 1] != faw_sat))
-                             for i in range(1, 4)]
-            with m.Case(Cmd.REFPB):
-                m.d.sync += since_refpb.eq(1)
+        # Ours is known from one-hot flags set where a command is chosen (`issue`), not decoded
+        # back from `cmd`: the decode would sit behind the whole command choice.
+        ours = {cmd: Signal(name=f"ours_{cmd.name.lower()}") for cmd in Cmd if cmd != Cmd.NOP}
+        ours_any = Signal()
+        m.d.comb += ours_any.eq(_any(ours.values()))
+        on_bus = {cmd: Signal(name=f"bus_{cmd.name.lower()}") for cmd in (Cmd.RD, Cmd.ACT, Cmd.REFPB)}
+        for cmd, sig in on_bus.items():
+            m.d.comb += sig.eq(Mux(granted & ours_any, ours[cmd], self.cmd_peer == cmd))
+        with m.If(on_bus[Cmd.RD]):
+            m.d.sync += since_rd.eq(1)
+        with m.If(on_bus[Cmd.ACT]):
+            m.d.sync += act_age[0].eq(1)
+            m.d.sync += [act_age[i].eq(act_age[i - 1] + (act_age[i - 1] != faw_sat))
+                         for i in range(1, 4)]
+        with m.If(on_bus[Cmd.REFPB]):
+            m.d.sync += since_refpb.eq(1)
 
         # ---- refresh pairs (local: pair j = banks j and j + half) ---------------------------
         paired = c.n_banks % 2 == 0 and nb > 1
@@ -231,13 +236,19 @@ class ReadScheduler(wiring.Component):
         age_top = c.refresh_deadline + 1
         pair_age = [Signal(range(age_top + 1), name=f"pair_age{j}",
                            init=min(age_top, j * (th["due"] // npairs))) for j in range(npairs)]
-        urgent = Array(Signal(name=f"urgent{j}") for j in range(npairs))
+        # ``age_at[name][j]`` is ``pair_age[j] >= th[name]``, kept as a register beside the age
+        # (set from the age's next value), so that no comparison sits on the refresh choice.
+        age_at = {name: [Signal(name=f"age_{name}{j}", init=int(a.init >= th[name]))
+                         for j, a in enumerate(pair_age)] for name in ("urgent", "due", "early")}
+        urgent = Array(age_at["urgent"])
         if per_bank:
             for j in range(npairs):
                 with m.If(pair_rfc[j] != 0):
                     m.d.sync += pair_rfc[j].eq(pair_rfc[j] - 1)
                 saturating(pair_age[j], age_top)
-                m.d.comb += urgent[j].eq(pair_age[j] >= th["urgent"])
+                with m.If(pair_age[j] != age_top):
+                    m.d.sync += [age_at[name][j].eq(pair_age[j] >= th[name] - 1)
+                                 for name in age_at]
 
         pair_bits = (half - 1).bit_length()
 
@@ -248,7 +259,7 @@ class ReadScheduler(wiring.Component):
             return bank[:pair_bits] if pair_bits else 0
 
         def issue(cmd, bank=0, row=0, col_=0, *, physical=None):
-            m.d.comb += [self.cmd.eq(cmd),
+            m.d.comb += [self.cmd.eq(cmd), ours[cmd].eq(1),
                          self.cmd_bank.eq(phys[bank] if physical is None else physical),
                          self.cmd_row.eq(row), self.cmd_col.eq(col_)]
 
@@ -362,8 +373,7 @@ class ReadScheduler(wiring.Component):
                 # While the unit is idle (loading, say) every pair is refreshed from `early`
                 # on: a walk that starts on a pair cannot have seen it coming.
                 m.d.comb += w.eq(urgent[j] | (~blocked & (
-                    (pair_age[j] >= th["due"])
-                    | ((coming | ~self.reading) & (pair_age[j] >= th["early"])))))
+                    age_at["due"][j] | ((coming | ~self.reading) & age_at["early"][j]))))
                 want.append(w)
             sel = Signal(range(npairs))
             sel_valid = Signal()
@@ -410,6 +420,8 @@ class ReadScheduler(wiring.Component):
                         for j in range(npairs):
                             with m.If(sel == j):
                                 m.d.sync += pair_age[j].eq(1)
+                                m.d.sync += [age_at[name][j].eq(int(1 >= th[name]))
+                                             for name in age_at]
 
             work = Signal()
             m.d.comb += work.eq(sel_valid & (ref_pre | ref_go))

@@ -9,6 +9,14 @@ byte by the broadcast activation ``x[k]`` and adds the product into its 32-bit a
 ``N`` bursts the tile's ``min(B, M - t*B)`` results leave on ``o_stream`` (lane order) while the next
 tile accumulates.
 
+Pipeline (for 800 MHz at 28 nm and 100 MHz on ECP5, docs/implementation.md "Timing"): a burst
+and its activation are registered in the cycle it lands, its products in the next, they are added
+into the accumulators in the one after (each a 16-bit low half, a 16-bit high half and the low
+half's carry not yet added in, so no cycle holds a 32-bit carry), and in the cycle after a tile's
+last product was added the carries are resolved into the output buffer. The tile's first result
+is on ``o_stream`` :data:`GEMV.RESULT_LATENCY` = 4 cycles after its last burst landed (1 before
+the pipeline); the rate stays one burst per cycle.
+
 Scheduling. Bursts are read in address order; consecutive rows lie in consecutive banks, so while
 the current row streams out at one RD per tCCD, the next row's bank is precharged and activated in
 the command slots between the reads. With ``n_banks >= 2`` a row switch is fully hidden when
@@ -25,7 +33,7 @@ checks this in every test). ``cmd_grant`` (tie to 1 without an arbiter) and ``cm
 join the DRAM port of a rank shared with another requester.
 """
 
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Cat, Module, Mux, Signal, signed
 from amaranth.lib import fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -69,6 +77,9 @@ class GEMV(wiring.Component):
     rd : In(stream.Signature(8 * burst_bytes, always_ready=True))
         Read data from the DRAM (any fixed latency up to ``config.t_rl``).
     """
+
+    #: Cycles from the landing of a tile's last burst to its first result on ``o_stream``.
+    RESULT_LATENCY = 4
 
     def __init__(self, *, config=DRAMConfig(), max_n=4096, max_m=4096):
         with rejecting_construction(self):
@@ -147,7 +158,8 @@ class GEMV(wiring.Component):
         m.d.comb += [
             sched.reading.eq(reading),
             # The last RD of a tile waits until the previous tile's results have left and no
-            # other tile-end is in flight: the results of this tile will need the output buffer.
+            # other tile-end is in flight (issued, not yet in the output buffer): the results of
+            # this tile will need the output buffer.
             sched.rd_allowed.eq(~last_of_tile | ((out_count == 0) & (last_inflight == 0))),
             sched.base_row.eq(self.base_row),
             rd_issued.eq(sched.rd_issued), rd_last.eq(sched.rd_issued & last_of_tile),
@@ -172,28 +184,59 @@ class GEMV(wiring.Component):
         land_last = Signal()
         m.d.comb += [x_now.eq(tags.r_data[:8]), land_last.eq(self.rd.valid & tags.r_data[8])]
 
-        m.d.sync += [
-            pending.eq(pending + rd_issued - self.rd.valid),
-            last_inflight.eq(last_inflight + (rd_issued & rd_last) - land_last),
-        ]
-
-        # ---- MAC lanes -----------------------------------------------------------------------
-        acc = [Signal(signed(32), name=f"acc{lane}") for lane in range(lanes)]
+        # ---- MAC lanes: four stages ------------------------------------------------------------
+        # Stage 0 (the burst lands): the burst, its activation and tile-end flag are registered
+        # (the tag FIFO's read multiplexer and the DRAM data are then off the multipliers' path).
+        # Stage 1: each lane's 8 x 8 product is registered. Stage 2: the product is added into
+        # the lane's accumulator, held as two 16-bit halves and the carry out of the low half
+        # not yet added into the high half (value ``lo + 2**16 * (hi + carry)``), so that a
+        # cycle holds a 16-bit add, not a 32-bit one. Stage 3 (``flush``, the cycle after a
+        # tile's last product was added): the carry is resolved into the output buffer and the
+        # accumulator restarts (from the product of that cycle, if one arrives).
+        d_valid = Signal()
+        d_last = Signal()
+        d_burst = Signal.like(self.rd.payload)
+        d_x = Signal(signed(8))
+        m.d.sync += [d_valid.eq(self.rd.valid), d_last.eq(land_last)]
+        with m.If(self.rd.valid):
+            m.d.sync += [d_burst.eq(self.rd.payload), d_x.eq(x_now)]
+        p_valid = Signal()
+        p_last = Signal()
+        flush = Signal()
+        m.d.sync += [p_valid.eq(d_valid), p_last.eq(d_last), flush.eq(p_valid & p_last)]
         prods = []
         for lane in range(lanes):
             p = Signal(signed(16), name=f"prod{lane}")
-            m.d.comb += p.eq(self.rd.payload.word_select(lane, 8).as_signed() * x_now)
+            m.d.sync += p.eq(d_burst.word_select(lane, 8).as_signed() * d_x)
             prods.append(p)
-        with m.If(self.rd.valid):
-            for lane in range(lanes):
-                with m.If(land_last):
-                    m.d.sync += acc[lane].eq(0)
-                with m.Else():
-                    m.d.sync += acc[lane].eq(acc[lane] + prods[lane])
 
-        # Output buffer: filled at a tile end (empty then, see rd_allowed), shifted on each pop.
-        with m.If(land_last):
-            m.d.sync += [res[lane].eq(acc[lane] + prods[lane]) for lane in range(lanes)]
+        m.d.sync += [
+            pending.eq(pending + rd_issued - self.rd.valid),
+            last_inflight.eq(last_inflight + (rd_issued & rd_last) - flush),
+        ]
+
+        resolved = []
+        for lane in range(lanes):
+            lo = Signal(16, name=f"acc_lo{lane}")
+            hi = Signal(16, name=f"acc_hi{lane}")
+            carry = Signal(name=f"acc_c{lane}")
+            p = prods[lane]
+            p_hi = p[15].replicate(16)
+            low_sum = Signal(17, name=f"acc_low_sum{lane}")
+            m.d.comb += low_sum.eq(lo + p[:16])
+            word = Signal(signed(32), name=f"acc_word{lane}")
+            m.d.comb += word.eq(Cat(lo, (hi + carry)[:16]))
+            resolved.append(word)
+            with m.If(flush):
+                m.d.sync += [lo.eq(Mux(p_valid, p[:16], 0)), hi.eq(Mux(p_valid, p_hi, 0)),
+                             carry.eq(0)]
+            with m.Elif(p_valid):
+                m.d.sync += [lo.eq(low_sum[:16]), carry.eq(low_sum[16]),
+                             hi.eq(hi + p_hi + carry)]
+
+        # Output buffer: filled at a flush (empty then, see rd_allowed), shifted on each pop.
+        with m.If(flush):
+            m.d.sync += [res[lane].eq(resolved[lane]) for lane in range(lanes)]
             with m.If(m_left >= lanes):
                 m.d.sync += [out_count.eq(lanes), m_left.eq(m_left - lanes)]
             with m.Else():
@@ -205,7 +248,8 @@ class GEMV(wiring.Component):
         # ---- start / finish -------------------------------------------------------------------
         with m.If(self.busy):
             m.d.sync += self.cycles.eq(self.cycles + 1)
-            done = (tiles_left == 0) & (pending == 0) & (out_count == 0)
+            done = ((tiles_left == 0) & (pending == 0) & (last_inflight == 0)
+                    & (out_count == 0))
             with m.If(done):
                 m.d.sync += self.busy.eq(0)
         with m.Elif(self.start):

@@ -88,6 +88,18 @@ def test_bit_exact_and_timing_clean(m, n, banks, refresh):
     assert log["dram_error"] == DRAMError.NONE
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_one_burst_per_cycle(n):
+    """At tCCD = 1 a burst lands in every cycle: a tile's first product reaches the accumulators
+    in the cycle its predecessor's sums are resolved into the output buffer (n >= 2)."""
+    config = DRAMConfig(**{**FAST.__dict__, "t_ccd": 1, "t_rrd": 1, "n_banks": 4})
+    rng = np.random.default_rng(n)
+    w, x = random_case(rng, 29, n)
+    log = simulate(config, [(w, x, 1)])
+    np.testing.assert_array_equal(log["results"][0], gemv(w, x))
+    assert log["dram_error"] == DRAMError.NONE
+
+
 def test_back_to_back_with_backpressure_and_refresh():
     rng = np.random.default_rng(7)
     jobs = [(*random_case(rng, 19, 37), 0), (*random_case(rng, 5, 23), 14)]
@@ -108,14 +120,16 @@ def hand_cycles(config, m, n):
 
     * cycle 1 is ``start``; the first ACT goes out in cycle 2, the first RD tRCD later;
     * the RDs of all ``ceil(m / B) * n`` bursts follow tCCD apart;
-    * the last burst lands tRL after its RD; its tile's results are in the output buffer one
-      cycle later and leave one per cycle (``m`` mod B of them, or B);
+    * the last burst lands tRL after its RD; it is registered, its products a cycle later,
+      they are added into the accumulators a cycle after that and resolved into the output
+      buffer in the next, so the tile's results are in the buffer four cycles after landing
+      and leave one per cycle (``m`` mod B of them, or B);
     * ``busy`` drops in the cycle after the last result, which the counter still counts.
     """
     lanes = config.burst_bytes
     bursts = -(-m // lanes) * n
     last_rd = 2 + config.t_rcd + config.t_ccd * (bursts - 1)
-    last_out = last_rd + config.t_rl + 1 + ((m - 1) % lanes)
+    last_out = last_rd + config.t_rl + 4 + ((m - 1) % lanes)
     return last_out + 1
 
 
