@@ -324,10 +324,9 @@ def toml_text(figures):
         f"{g['raw_cycles']})",
         "",
         "[state_commit]",
-        "# hw/state_commit.py, max_rank 16, 32-byte bursts, authors' LPDDR5 timing: one commit"
-        " (start",
-        "# to last burst, loads overlapped) fitted as cycles = base_cycles + cycles_per_burst *"
-        " bursts",
+        "# hw/state_commit.py, max_rank 16, 32-byte bursts, authors' LPDDR5 timing: one commit,",
+        "# start to last burst (its factor loads overlap the commit before: the second factor",
+        "# bank), fitted as cycles = base_cycles + cycles_per_burst * bursts",
         f"burst_bytes = {c['burst_bytes']}",
         f"base_cycles = {round(c['base_cycles'], 4) + 0.0!r}",
         f"cycles_per_burst = {round(c['cycles_per_burst'], 4) + 0.0!r}   # measured "
