@@ -21,6 +21,15 @@ Every figure runs the Amaranth RTL in Amaranth's simulator and counts cycles:
   tREFI 6240, tRFC 560, per-bank refresh; ``ahasd bench gemv`` measures the same on Verilated
   RTL over more shapes). The system simulator's PIM rate is
   ``pim.units x B / tCCD x f x efficiency_raw``.
+* State-commit unit (:class:`ahasd.hw.state_commit.StateCommit`, default ``max_rank`` 16 and
+  32-byte bursts, on the timing-checking rank model with the authors' timing): cycles of one
+  commit (from ``start`` to its last burst; its factor loads overlap the commit before, the
+  unit's second factor bank) of a ``d_k x 128`` state for ``d_k`` in :data:`COMMIT_ROWS`, states
+  bit-exact against :func:`ahasd.sim.specla.fixed.commit_fixed`, fitted as ``cycles =
+  base_cycles + cycles_per_burst * bursts``. Simulated at one lane with bursts, ``d_v`` and row
+  size divided by 16, which keeps the full unit's schedule cycle for cycle
+  (:mod:`ahasd.bench.state_commit`). The SpecLA cost model (:mod:`ahasd.sim.specla.costs`) times
+  a factor commit on the PIM with these figures.
 
 The benchmark writes the table the simulator reads as ``build/rtl_timing.toml``; the shipped
 copy is ``sim/system/configs/rtl_timing.toml`` (copy it there to adopt a change in the RTL;
@@ -33,8 +42,8 @@ import numpy as np
 from ahasd.tables import print_table, print_text
 
 __all__ = ["bench", "aau_cycles", "fit_line", "edc_latency", "tvc_latency",
-           "gts_switch_cycles", "gemv_efficiency_raw", "measure", "toml_text", "AAU_SIZES",
-           "AAU_OPS", "GEMV_SLICE", "print_figures"]
+           "gts_switch_cycles", "gemv_efficiency_raw", "commit_cycles", "measure", "toml_text", "AAU_SIZES",
+           "AAU_OPS", "GEMV_SLICE", "COMMIT_ROWS", "print_figures"]
 
 #: Elements per measurement (multiples of the 16 lanes).
 AAU_SIZES = (16, 32, 64, 128)
@@ -43,6 +52,8 @@ AAU_OPS = {"softmax": "SOFTMAX", "gelu": "GELU", "layernorm": "LAYERNORM"}
 #: (M, N) of the GEMV slice measured: two 32-lane tiles of the draft model's 2048-wide layer,
 #: 16384 raw-bound cycles (more than two tREFI of the authors' timing).
 GEMV_SLICE = (64, 2048)
+#: Key rows ``d_k`` of the ``d_k x 128`` states whose commits are timed (128 and 256 bursts).
+COMMIT_ROWS = (16, 32)
 
 
 def aau_cycles(op, n, *, seed=0):
@@ -213,6 +224,55 @@ def gemv_efficiency_raw(m=GEMV_SLICE[0], n=GEMV_SLICE[1], *, burst_bytes=32, t_c
     return m * n / out["cycles"] / (burst_bytes / t_ccd), out["cycles"]
 
 
+def commit_cycles(d_k, d_v=128, *, max_rank=16, burst_bytes=32, t_ccd=4, seed=0):
+    """``(cycles, bursts)`` of one rank-``max_rank`` commit of a ``d_k x d_v`` state by the
+    state-commit unit of ``burst_bytes / 2`` lanes, simulated at one lane (module docstring;
+    Amaranth simulator, the authors' LPDDR5 timing, per-bank refresh): cycles from ``start``
+    to the last burst. Raises ``RuntimeError`` on a wrong state or a timing violation."""
+    from ahasd.bench.state_commit import sim_shape
+    from ahasd.sim.specla.fixed import commit_fixed, load_sequence, state_from_bursts, state_layout
+    from ahasd.spec.dram import named_config
+    from ahasd.tb.amaranth_sim import simulate
+    from ahasd.tb.state_commit_system import StateCommitSystem
+    dv, bb, row = sim_shape(d_v, burst_bytes, 1)
+    base = named_config("authors", burst_bytes=bb, row_bytes=row, t_ccd=t_ccd)
+    bursts = d_k * dv * 2 // bb
+    rows = -(-bursts // (base.bursts_per_row * base.n_banks))
+    config = named_config("authors", burst_bytes=bb, row_bytes=row, t_ccd=t_ccd, rows=rows)
+    rng = np.random.default_rng(seed)
+    S = rng.integers(-32768, 32768, (d_k, dv))
+    P, w = int(rng.integers(0, 1 << 16)), rng.integers(0, 1 << 16, max_rank)
+    k = rng.integers(-32768, 32768, (max_rank, d_k))
+    u = rng.integers(-32768, 32768, (max_rank, dv))
+    dut = StateCommitSystem(config=config, init=state_layout(S, bb), d_k=d_k, d_v=dv,
+                            max_rank=max_rank)
+    out: dict = {"words": []}
+
+    async def testbench(ctx):
+        for word in load_sequence(P, k, w, u, lanes=1):
+            ctx.set(dut.f__valid, 1)
+            for n, value in enumerate(dut.factor_words(*word)):
+                ctx.set(getattr(dut, f"f__payload{n}"), value)
+            await ctx.tick()
+        ctx.set(dut.f__valid, 0)
+        ctx.set(dut.rank, max_rank)
+        ctx.set(dut.start, 1)
+        ctx.set(dut.o_stream__ready, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        while ctx.get(dut.busy):
+            if ctx.get(dut.o_stream__valid):
+                out["words"].append(ctx.get(dut.o_stream__payload0))
+            await ctx.tick()
+        out["cycles"], out["error"] = ctx.get(dut.cycles), ctx.get(dut.dram_error)
+
+    simulate(dut, testbench)
+    if out["error"] or len(out["words"]) != bursts or not np.array_equal(
+            state_from_bursts(out["words"], d_k, dv, bb), commit_fixed(S, P, k, w, u)):
+        raise RuntimeError(f"state commit {d_k}x{d_v}: wrong state or DRAM timing violation")
+    return out["cycles"], bursts
+
+
 def measure(sizes=AAU_SIZES):
     """Every figure: ``{"aau": {op: {"points", "base_cycles", "cycles_per_elem", "worst_residual"}},
     "lanes", "edc_cycles", "tvc_cycles", "gts_switch_cycles"}``."""
@@ -224,7 +284,11 @@ def measure(sizes=AAU_SIZES):
         aau[op] = {"points": points, "base_cycles": a, "cycles_per_elem": b,
                    "worst_residual": worst}
     eff, cycles = gemv_efficiency_raw()
-    return {"aau": aau, "lanes": LANES, "edc_cycles": edc_latency(),
+    points = [(b, c) for c, b in (commit_cycles(d_k, seed=i) for i, d_k in enumerate(COMMIT_ROWS))]
+    a, b, worst = fit_line(points)
+    commit = {"d_v": 128, "max_rank": 16, "burst_bytes": 32, "points": points,
+              "base_cycles": a, "cycles_per_burst": b, "worst_residual": worst}
+    return {"state_commit": commit, "aau": aau, "lanes": LANES, "edc_cycles": edc_latency(),
             "tvc_cycles": tvc_latency(), "gts_switch_cycles": gts_switch_cycles(),
             "gemv": {"m": GEMV_SLICE[0], "n": GEMV_SLICE[1], "cycles": cycles,
                      "raw_cycles": round(eff * cycles), "efficiency_raw": eff}}
@@ -251,13 +315,22 @@ def toml_text(figures):
         lines.append(f"{op}_base_cycles = {round(f['base_cycles'], 4) + 0.0!r}")
         lines.append(f"{op}_cycles_per_elem = {round(f['cycles_per_elem'], 4) + 0.0!r}"
                      f"   # measured {pts}")
-    g = figures["gemv"]
+    g, c = figures["gemv"], figures["state_commit"]
     lines += [
         "",
         "[pim]",
         f"efficiency_raw = {round(g['efficiency_raw'], 4)!r}   # hw/gemv.py, {g['m']}x{g['n']} "
         f"slice, authors' LPDDR5 timing: {g['cycles']} cycles (raw bound "
         f"{g['raw_cycles']})",
+        "",
+        "[state_commit]",
+        "# hw/state_commit.py, max_rank 16, 32-byte bursts, authors' LPDDR5 timing: one commit,",
+        "# start to last burst (its factor loads overlap the commit before: the second factor",
+        "# bank), fitted as cycles = base_cycles + cycles_per_burst * bursts",
+        f"burst_bytes = {c['burst_bytes']}",
+        f"base_cycles = {round(c['base_cycles'], 4) + 0.0!r}",
+        f"cycles_per_burst = {round(c['cycles_per_burst'], 4) + 0.0!r}   # measured "
+        + "; ".join(f"{n} bursts: {v} cycles" for n, v in c["points"]),
         "",
         "[controller]",
         f"edc_cycles = {figures['edc_cycles']}                 # hw/edc.py: draft taken -> "

@@ -35,8 +35,8 @@ def _ratios(m, hw):
     tree = {n: costs.seq_verify(m, n, b).seconds(hw) / costs.tree_verify(m, n, b).seconds(hw)
             for n in TREE_SIZES}
     factor = {a: costs.replay_commit(m, a, b).seconds(hw)
-              / costs.factor_commit(m, a, b).seconds(hw) for a in PATH_LENGTHS}
-    deferred = {a: (costs.factor_commit(m, a, b) + costs.tree_verify(m, DEPTH + 1, b)).seconds(hw)
+              / costs.factor_commit(m, a, b, hw).seconds(hw) for a in PATH_LENGTHS}
+    deferred = {a: (costs.factor_commit(m, a, b, hw) + costs.tree_verify(m, DEPTH + 1, b)).seconds(hw)
                 / costs.fused_deferred(m, a, DEPTH + 1, b).seconds(hw) for a in PATH_LENGTHS}
     return {"tree_verify": tree, "factor_commit": factor, "deferred": deferred}
 
@@ -48,8 +48,8 @@ def _operations(m, hw, n=DEPTH + 1, a=DEPTH):
     ops = {f"sequential verify (N={n})": costs.seq_verify(m, n, b),
            f"tree verify (N={n})": costs.tree_verify(m, n, b),
            f"replay commit (A={a})": costs.replay_commit(m, a, b),
-           f"factor commit (A={a})": costs.factor_commit(m, a, b),
-           "factor commit + tree verify": costs.factor_commit(m, a, b)
+           f"factor commit (A={a})": costs.factor_commit(m, a, b, hw),
+           "factor commit + tree verify": costs.factor_commit(m, a, b, hw)
            + costs.tree_verify(m, n, b),
            "fused deferred commit + verify": costs.fused_deferred(m, a, n, b)}
     return {name: {"cycles": c.cycles(hw), "bytes": c.bytes, "flops": c.vector_flops,

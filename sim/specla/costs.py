@@ -10,7 +10,9 @@ Per layer, all heads of a GDN layer run in one kernel (``H`` heads of state ``d_
   once, ``4 N s`` FLOPs for ``S0^T K`` and ``S0^T Q`` plus ``N^2 (2 d_k + 2 d_v)`` for the masked
   products and the forward substitution.
 * replay commit of ``A`` tokens: ``A`` dependent kernels, ``2 s b`` bytes and ``5 s`` FLOPs each.
-* factor commit: one kernel, ``2 s b`` bytes (read, write) + the factors, ``(2 A + 1) s`` FLOPs.
+* factor commit: one kernel, ``2 s b`` bytes (read, write) + the factors, ``(2 A + 1) s`` FLOPs;
+  on a device with state-commit units (the PIM), their cycles measured on the RTL instead
+  (:func:`factor_commit`, ``rtl_timing.toml``).
 * deferred commit: the factor commit fused into the next tree verification (one pass reading
   and writing the state), against the two kernels (``3 s b`` bytes) of commit then verify.
 
@@ -35,20 +37,23 @@ class Cost:
     matrix_flops: float = 0.0
     bytes: float = 0.0
     launches: int = 0
+    #: Seconds on a dedicated unit (the state-commit units), added to the roofline's time.
+    unit_s: float = 0.0
 
     def __add__(self, other):
         return Cost(self.vector_flops + other.vector_flops, self.matrix_flops + other.matrix_flops,
-                    self.bytes + other.bytes, self.launches + other.launches)
+                    self.bytes + other.bytes, self.launches + other.launches,
+                    self.unit_s + other.unit_s)
 
     def scale(self, n):
         return Cost(self.vector_flops * n, self.matrix_flops * n, self.bytes * n,
-                    self.launches * n)
+                    self.launches * n, self.unit_s * n)
 
     def seconds(self, hw):
         compute = (self.vector_flops / hw.vector_flops_per_s
                    + self.matrix_flops / hw.matrix_flops_per_s) / hw.compute_util
         memory = self.bytes / (hw.mem_bytes_per_s * hw.bw_util)
-        return self.launches * hw.launch_s + max(compute, memory)
+        return self.launches * hw.launch_s + max(compute, memory) + self.unit_s
 
     def cycles(self, hw):
         return self.seconds(hw) * hw.clock_hz
@@ -116,15 +121,28 @@ def replay_commit(m, a, b):
     return Cost(5 * s * a, 0, 2 * s * b * a + a * (m.d_k + m.d_v) * b * m.n_heads, a)
 
 
-def factor_commit(m, a, b):
-    """Per layer: ``S_A = P S0 + K diag(w) U^T`` in one pass (read and write the state)."""
+def factor_commit(m, a, b, hw=None):
+    """Per layer: ``S_A = P S0 + K diag(w) U^T`` in one pass (read and write the state).
+
+    On a ``hw`` with state-commit units (``hw.commit_units``) the pass is the units' instead of
+    a roofline kernel: each head takes the RTL's measured ``commit_base_cycles +
+    commit_cycles_per_burst * bursts`` cycles (its factor loads overlap the commit before, the
+    unit's second factor bank), the heads in ``ceil(n_heads / commit_units)`` rounds; the
+    factors' bytes stay on the roofline."""
     s = m.d_k * m.d_v * m.n_heads
-    return Cost((2 * a + 1) * s, 0, 2 * s * b + a * (m.d_k + m.d_v) * b * m.n_heads, 1)
+    vectors = a * (m.d_k + m.d_v) * b * m.n_heads
+    if hw is None or not hw.commit_units:
+        return Cost((2 * a + 1) * s, 0, 2 * s * b + vectors, 1)
+    bursts = -(-m.d_k * m.d_v * b // hw.commit_burst_bytes)
+    rounds = -(-m.n_heads // hw.commit_units)
+    cycles = rounds * (hw.commit_base_cycles + hw.commit_cycles_per_burst * bursts)
+    return Cost(0, 0, vectors, 1, unit_s=cycles / hw.clock_hz)
 
 
 def fused_deferred(m, a, n, b):
     """Per layer: the pending rank-``a`` commit applied in the pass of the next tree
-    verification of ``n`` nodes (one read, one write of the state)."""
+    verification of ``n`` nodes (one read, one write of the state): a roofline pass on every
+    device (the state-commit unit commits, it does not verify)."""
     t, f = tree_verify(m, n, b), factor_commit(m, a, b)
     s = m.d_k * m.d_v * m.n_heads
     return Cost(t.vector_flops + f.vector_flops, 0, 2 * s * b + (t.bytes - s * b)
@@ -166,12 +184,12 @@ def round_cost(target, draft, hw, *, mode, n_nodes, depth, accepted):
             if m is target:
                 per_layer = per_layer + seq_verify(m, n_nodes, b)
         elif mode == "factor":
-            per_layer = factor_commit(m, a, b)
+            per_layer = factor_commit(m, a, b, hw)
             if m is target:
                 per_layer = per_layer + tree_verify(m, n_nodes, b)
         else:                    # deferred
             per_layer = (fused_deferred(m, a, n_nodes, b) if m is target
-                         else factor_commit(m, a, b))
+                         else factor_commit(m, a, b, hw))
         cost = cost + per_layer.scale(m.n_layers)
     return cost
 

@@ -449,6 +449,8 @@ def _load_config(overrides=(), *, platform_text=None, models_text=None, platform
     raw = _read_toml("platform.toml", platform_text, platform_path)
     # The RTL's measured cycles fill every key the platform file does not give.
     for section, values in _measured().items():
+        if section not in SECTIONS:     # read by another model ([state_commit]: sim/specla)
+            continue
         for key, value in values.items():
             raw.setdefault(section, {}).setdefault(key, value)
     # The two clocks are defined once, in ahasd.spec.clocks.

@@ -187,10 +187,23 @@ def test_parameter_errors():
     assert [defaults[n].default for n in ("d_k", "d_v", "max_rank")] == [128, 128, 16]
 
 
-def test_registered_block_lints_clean(tmp_path):
+def test_registered_block_lints_clean_small(tmp_path):
+    """Verilator lint (-Wall, the documented waivers) of the registered block in a small
+    configuration: every construct of the default (two factor banks, key scalings, carry-save
+    lanes, the scheduler), two lanes of rank 2 (seconds, not the default's minutes)."""
     from ahasd.hw.blocks import BLOCKS
     from ahasd.synth.export import write_verilog
     assert BLOCKS["state_commit"] == "ahasd.hw.state_commit:StateCommit"
+    path = write_verilog("state_commit", tmp_path, params={
+        "config": DRAMConfig(burst_bytes=4, row_bytes=256, rows=2), "d_k": 8, "d_v": 8,
+        "max_rank": 2})
+    assert "module state_commit(" in path.read_text()
+
+
+@pytest.mark.regress
+def test_registered_block_lints_clean(tmp_path):
+    """The default configuration's lint (about 3 minutes of Verilator)."""
+    from ahasd.synth.export import write_verilog
     path = write_verilog("state_commit", tmp_path)
     assert "module state_commit(" in path.read_text()
 
@@ -253,3 +266,28 @@ def test_key_scale_extremes_and_random():
                                                 rng.integers(0, 1 << 16, 40))]
     got = _run_pipeline(scale, [{"k": k, "w": w} for k, w in pairs], "kw", KEY_LATENCY)
     assert got == [_sat16((k * w + (1 << 14)) >> 15) for k, w in pairs]
+
+
+def test_cycles_do_not_depend_on_the_lane_count():
+    """The schedule the bench relies on (ahasd.bench.state_commit.sim_shape): 2 lanes on a
+    d_k x d_v/2 state with half the burst and row size take exactly the cycles of 4 lanes on
+    d_k x d_v, commit by commit, with the same number of factor words; two commits, the
+    second's loads overlapped with the first's streaming, per-bank refresh and row switches."""
+    from ahasd.bench.state_commit import sim_shape
+    cycles, words = [], []
+    for lanes in (4, 2):
+        d_v, burst, row = sim_shape(16, 8, lanes, row_bytes=FAST.row_bytes)
+        config = DRAMConfig(**{**FAST.__dict__, "burst_bytes": burst, "row_bytes": row,
+                               "n_banks": 4})
+        rng = np.random.default_rng(23)
+        jobs = [(*random_commit(rng, 8, d_v, 3), base) for base in (0, 4)]
+        log = simulate(config, jobs, d_k=8, d_v=d_v, max_rank=3, overlap=True)
+        for job, got in zip(jobs, log["states"]):
+            np.testing.assert_array_equal(got, commit_fixed(*job[:5]))
+        assert log["dram_error"] == DRAMError.NONE
+        cycles.append(log["cycles"])
+        words.append([len(load_sequence(*job[1:5], lanes=lanes)) for job in jobs])
+    assert cycles[0] == cycles[1] and words[0] == words[1]
+    assert min(cycles[0]) > 8 * 16 // 4 * FAST.t_ccd     # at least the bursts at one per tCCD
+    with pytest.raises(ValueError, match="lanes must divide the full unit's 16, not 3"):
+        sim_shape(128, 32, 3)

@@ -36,8 +36,8 @@ def test_counts():
 def test_ratios_grow_with_path_and_tree(key):
     hw, m = HW[key], costs.GDN_1_3B
     b = hw.state_bytes
-    factor = [costs.replay_commit(m, a, b).seconds(hw) / costs.factor_commit(m, a, b).seconds(hw)
-              for a in (1, 2, 4, 8, 16)]
+    factor = [costs.replay_commit(m, a, b).seconds(hw)
+              / costs.factor_commit(m, a, b, hw).seconds(hw) for a in (1, 2, 4, 8, 16)]
     assert factor[0] >= 1 and factor == sorted(factor)
     tree = [costs.seq_verify(m, n, b).seconds(hw) / costs.tree_verify(m, n, b).seconds(hw)
             for n in (2, 4, 8)]
@@ -51,6 +51,33 @@ def test_speedup_needs_acceptance():
     assert low < 1 < high
     with pytest.raises(ValueError, match="mode must be one of replay, factor, deferred, not 'x'"):
         costs.speedup(costs.GDN_1_3B, costs.GDN_0_4B, gpu, mode="x", alpha=0.5)
+
+
+def test_pim_factor_commit_takes_the_rtl_cycles():
+    """On the PIM a factor commit is the state-commit units' measured cycles (the shipped
+    rtl_timing.toml), not a roofline kernel; the H100 keeps the roofline."""
+    import tomllib
+
+    from ahasd.sim.specla.hardware import RTL_TIMING_TOML
+    with open(RTL_TIMING_TOML, "rb") as f:
+        table = tomllib.load(f)["state_commit"]
+    pim, m = HW["pim"], costs.GDN_1_3B
+    assert (pim.commit_units, pim.commit_cycles_per_burst) == (16, table["cycles_per_burst"])
+    bursts = 200 * 400 * 2 // table["burst_bytes"]            # one head, int16
+    per_head = table["base_cycles"] + table["cycles_per_burst"] * bursts
+    vectors = 4 * (200 + 400) * 2 * 9                         # A = 4, 9 heads
+    want = pim.launch_s + vectors / (pim.mem_bytes_per_s * pim.bw_util) + per_head / 800e6
+    assert costs.factor_commit(m, 4, 2, pim).seconds(pim) == pytest.approx(want, rel=1e-12)
+    # 9 heads on 16 units: one round; 4 units: three.
+    four = Hardware(**{**pim.__dict__, "commit_units": 4})
+    assert costs.factor_commit(m, 4, 2, four).unit_s == pytest.approx(3 * per_head / 800e6)
+    gpu = HW["h100"]
+    assert gpu.commit_units == 0
+    assert costs.factor_commit(m, 4, 4, gpu) == costs.factor_commit(m, 4, 4)
+    with pytest.raises(ValueError, match="commit_units must be an integer >= 0, not -1"):
+        Hardware(**{**pim.__dict__, "commit_units": -1})
+    with pytest.raises(ValueError, match="commit_cycles_per_burst must be a positive number"):
+        Hardware(**{**pim.__dict__, "commit_cycles_per_burst": 0.0})
 
 
 def test_hardware_checks(tmp_path):
