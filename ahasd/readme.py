@@ -20,7 +20,8 @@ from ahasd.errors import CliError
 from ahasd.files import atomic_write_text, os_reason
 from ahasd.synth.markdown import markdown_table
 
-__all__ = ["update_section", "check_section", "check_readme", "markdown_table", "SectionError"]
+__all__ = ["update_section", "update_table_rows", "merge_table_rows", "check_section",
+           "check_readme", "markdown_table", "SectionError"]
 
 
 class SectionError(ValueError):
@@ -58,6 +59,29 @@ def update_section(path, name, body):
     if new != text:
         atomic_write_text(path, new)
     return new != text
+
+
+def merge_table_rows(old, new):
+    """Markdown table ``new`` merged into table ``old`` by each row's first cell: a row of
+    ``new`` replaces the row of ``old`` with the same first cell, in its place, or is appended;
+    the other rows of ``old`` stay. When the two tables' headers differ, ``new`` alone."""
+    old_lines, new_lines = old.strip("\n").splitlines(), new.strip("\n").splitlines()
+    if old_lines[:2] != new_lines[:2]:
+        return new
+
+    def key(line):
+        return line.split("|")[1].strip()
+    rows = {key(line): line for line in new_lines[2:]}
+    merged = [rows.pop(key(line), line) for line in old_lines[2:]]
+    return "\n".join(new_lines[:2] + merged + list(rows.values()))
+
+
+def update_table_rows(path, name, table):
+    """:func:`update_section` with the rows of Markdown ``table`` merged into the section's table
+    (:func:`merge_table_rows`): a run of some blocks rewrites their rows and keeps the others'."""
+    text = Path(path).read_text(encoding="utf-8")
+    start, stop = _span(path, text, name)
+    return update_section(path, name, merge_table_rows(text[start:stop], table))
 
 
 def check_readme(path, sections):

@@ -10,7 +10,7 @@ from pathlib import Path
 from ahasd.blockparams import add_options, resolve
 from ahasd.errors import CliError
 from ahasd.hw.blocks import block_names
-from ahasd.readme import check_readme, update_section
+from ahasd.readme import check_readme, update_table_rows
 from ahasd.synth import fpga_report as report
 from ahasd.synth.fpga import PARTS, NextpnrError
 from ahasd.synth.yosys import YosysError
@@ -42,8 +42,8 @@ def register(sub):
                    help="instead: build the controller top (UART-to-AXI4-Lite bridge on the "
                         "board's USB UART) for this board to a bitstream (ecp5 only)")
     p.add_argument("--readme", type=Path, default=None, metavar="FILE",
-                   help="also rewrite the generated table of FILE (the README: section "
-                        "'fpga-FAMILY')")
+                   help="also rewrite the rows of the blocks built in the generated table of "
+                        "FILE (the README: section 'fpga-FAMILY'); its other rows stay")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga); a block's "
                         "result saved there by a run of the same Verilog, options and tools is "
@@ -89,8 +89,10 @@ def run(args):
     else:
         print_table(reports)
     if args.readme is not None:
-        update_section(args.readme, f"fpga-{args.family}",
-                       report.markdown_fpga(reports, args.freq))
+        # the rows of the blocks built here, by name; the table's other rows stay (a variant
+        # built with --param --name adds its row beside the defaults)
+        update_table_rows(args.readme, f"fpga-{args.family}",
+                          report.markdown_fpga(reports, args.freq))
 
 
 def build(args):
