@@ -10,6 +10,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.counters import EventCounter
 from ahasd.spec.edc import ENTROPY_BITS, EDCParams
 from ahasd.spec.params import COUNTER_BITS, check_int
 
@@ -195,11 +196,15 @@ class EDC(wiring.Component):
             self.llr.eq(llr),
             self.pending.eq(count),
         ]
-        m.d.sync += [
-            self.decisions.eq(self.decisions + draft),
-            self.suppressed.eq(self.suppressed + (self.decision.valid & ~cont)),
-            self.verifications.eq(self.verifications + verify),
-            self.squashes.eq(self.squashes + reject),
-            self.fifo_drops.eq(self.fifo_drops + drop),
-        ]
+        # The statistics counters keep `count + 1` in a register (EventCounter), so an event
+        # (a drop behind the FIFO's occupancy and the verify logic) only selects: no carry
+        # chain follows it. A stop decision, behind the PHT lookup, is registered first
+        # (`late_event`). Each count still shows its event from the next cycle.
+        events = {"decisions": draft, "suppressed": self.decision.valid & ~cont,
+                  "verifications": verify, "squashes": reject, "fifo_drops": drop}
+        for name, event in events.items():
+            counter = EventCounter(width=len(getattr(self, name)),
+                                   late_event=name == "suppressed")
+            m.submodules[f"count_{name}"] = counter
+            m.d.comb += [counter.event.eq(event), getattr(self, name).eq(counter.count)]
         return m

@@ -223,10 +223,17 @@ class TVC(wiring.Component):
         pend_nvct = Signal()
         pend_cycles = Signal(p.cycles_bits)
         pend_length = Signal(lb)
-        # One set of multipliers per source, selected after the products: the multipliers see
-        # the sources' payloads (registers or ports), not the late choice between them.
-        pend_pieces = _pieces(m, [src.payload.cycles for src in sources], self.freq_ratio,
-                              "rec_to_pim", select=first)
+        # One set of multipliers per source, each into registers of its own, selected after
+        # them (by `pend_first`): the multipliers see the sources' payloads (registers or
+        # ports), not the late choice between them, and no multiplexer sits behind two
+        # products (yosys's `share` would merge the two multipliers into one behind it).
+        names = ["rec_first_to_pim", "rec_to_pim"] if self.second_record else ["rec_to_pim"]
+        source_pieces = [_pieces(m, src.payload.cycles, self.freq_ratio, name)
+                         for src, name in zip(sources, names)]
+        pend_first = Signal()
+        m.d.sync += pend_first.eq(first)
+        pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
+                       in zip(source_pieces[0], source_pieces[-1])]
         m.d.sync += pend_cycles.eq(rec.cycles)
         numerator = Signal(p.numerator_bits)
         m.d.comb += numerator.eq(
@@ -358,17 +365,14 @@ def _times(value, factor):
     return total
 
 
-def _pieces(m, value, factor, name, select=None):
+def _pieces(m, value, factor, name):
     """Register ``value * factor`` as the products of ``value``'s ``PIECE_BITS``-bit pieces:
-    a list of ``(offset, product)``. With a list of two values, ``select`` chooses the first
-    one's products, after the multipliers."""
-    values = value if isinstance(value, list) else [value]
+    a list of ``(offset, product)``."""
     products = []
-    for offset in range(0, len(values[0]), PIECE_BITS):
-        candidates = [v[offset:offset + PIECE_BITS] * factor for v in values]
-        product = Signal(len(candidates[0]), name=f"{name}_{offset}")
-        m.d.sync += product.eq(Mux(select, *candidates) if len(candidates) > 1
-                               else candidates[0])
+    for offset in range(0, len(value), PIECE_BITS):
+        piece = value[offset:offset + PIECE_BITS] * factor
+        product = Signal(len(piece), name=f"{name}_{offset}")
+        m.d.sync += product.eq(piece)
         products.append((offset, product))
     return products
 
