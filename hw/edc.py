@@ -115,7 +115,10 @@ class EDC(wiring.Component):
         m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
                                           depth=p.fifo_depth, init=[])
         fifo_wr = fifo.write_port()
-        fifo_next = fifo.read_port(domain="comb")
+        # The entries at `head` and `head + 1`, read from registers' addresses: a verify or a
+        # drop (never both: a verify leaves room) moves the head by one and only selects.
+        fifo_at_head = fifo.read_port(domain="comb")
+        fifo_after_head = fifo.read_port(domain="comb")
         # The oldest entry, kept in a register (the FIFO entry at `head` whenever count != 0), so
         # that a verify's read-modify-write of the PHT does not start behind a FIFO read.
         head_entry = Signal(p.index_bits + p.bucket_bits)
@@ -171,14 +174,17 @@ class EDC(wiring.Component):
         ]
 
         head_next = Signal(p.fifo_depth_log2)
+        advance = verify | drop
         m.d.comb += [
             head_next.eq(Mux(drop, head1 + 1, head1)),
-            fifo_next.addr.eq(head_next),
+            fifo_at_head.addr.eq(head),
+            fifo_after_head.addr.eq(head + 1),
         ]
         # The new head is the entry written now when the FIFO is empty after the verify, else
         # an entry already stored (a drop overwrites the old head, not the new one: depth >= 2).
         written_at_head = draft & (count1 == 0)
-        m.d.sync += head_entry.eq(Mux(written_at_head, Cat(index, bucket), fifo_next.data))
+        m.d.sync += head_entry.eq(Mux(written_at_head, Cat(index, bucket),
+                                      Mux(advance, fifo_after_head.data, fifo_at_head.data)))
         m.d.sync += [
             *(s.eq(v) for s, v in zip(leht, leht2)),
             *(s.eq(v) for s, v in zip(lceht, lceht1)),

@@ -5,10 +5,11 @@ decisions and the same table contents for the transactions it accepts, in the or
 :class:`TVC` (Ordering). ``docs/tvc.md`` summarises the interface for the controller top.
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.carry_save import csa_tree, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
 from ahasd.spec.params import check_bool
@@ -113,10 +114,13 @@ class TVC(wiring.Component):
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
     written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
     length) are registered two cycles behind the tables, so that stage 3 of a decide compares
-    against the tables of its accept cycle. Three register stages: (1) the products
-    ``avg(NVCT) * kv_len`` and ``now * freq_ratio`` in 16-bit pieces, and the thermometer
-    ``pending >= L``; (2) ``C_npu - to_pim(now)``, signed; (3) one comparator
-    ``threshold(L) <= (C_npu - to_pim(now)) * 256`` per length (the same condition as
+    against the tables of its accept cycle. Three register stages, none with a carry chain
+    wider than a comparison's: (1) the products ``A = avg(NVCT) * kv_len`` and
+    ``B = now * freq_ratio`` as carry-save row pairs (a full-adder tree of the partial products
+    each), and the thermometer ``pending >= L``; (2) ``C_left = floor(A / 256) -
+    floor(B / 2**14)`` as a row pair (the floors: the rows shifted plus the carry out of their
+    low bits, a comparison); (3) per length, the sign of ``C_left * 256 - threshold(L)`` (one
+    full-adder level, the sign as a comparison: the same condition as
     ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
     per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
     """
@@ -309,31 +313,57 @@ class TVC(wiring.Component):
 
         # -- decisions: three register stages --------------------------------------------------
         # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
+        # No carry chain wider than a comparison's: the products stay carry-save rows (two
+        # rows whose sum is the value) until stage 3 takes the sign of each difference.
         req = self.decide.payload
-        # (1) the products, in 16-bit pieces (one multiplier each); the pending thermometer.
+        # (1) A = avg(NVCT) * kv_len and B = now * freq_ratio as carry-save rows: a full-adder
+        # tree of the partial products each; the pending thermometer.
         s1_valid = Signal()
-        s1_npu = _pieces(m, averages["nvct"], req.kv_len, "s1_npu")
-        s1_now = _pieces(m, req.now, self.freq_ratio, "s1_now")
+        s1_rows = {}
+        for name, value, factor in (("npu", averages["nvct"], req.kv_len),
+                                    ("now", req.now, self.freq_ratio)):
+            width = len(value) + len(factor)
+            rows = csa_tree(m, [Mux(factor[i], value, 0) << i for i in range(len(factor))],
+                            width)
+            s1_rows[name] = [Signal(width, name=f"s1_{name}_{row}") for row in "sc"]
+            m.d.sync += [r.eq(v) for r, v in zip(s1_rows[name], rows)]
         s1_pending = Signal(p.max_preverify_len)
         m.d.sync += [
             s1_valid.eq(self.decide.valid & self.decide.ready),
             s1_pending.eq(Cat(req.pending >= length for length in lengths)),
         ]
-        # (2) C_npu - to_pim(now), signed (c_left_bits: it cannot overflow).
+        # (2) C_left = floor(A / 256) - floor(B / 2**14) as two rows of `width` bits (two's
+        # complement, wide enough for C_left * 256 - threshold). A row pair's floor: the rows
+        # shifted, plus the carry out of their low bits (a comparison).
+        width = max(p.c_left_bits + RATIO_FRAC_BITS, len(thresholds[-1])) + 1
         s2_valid = Signal()
-        s2_left = Signal(signed(p.c_left_bits))
+        s2_left = [Signal(width, name=f"s2_left_{row}") for row in "sc"]
         s2_pending = Signal(p.max_preverify_len)
+        floors = {name: _floor_rows(s1_rows[name], shift)
+                  for name, shift in (("npu", RATIO_FRAC_BITS), ("now", FREQ_FRAC_BITS))}
+        (npu_s, npu_c, npu_carry), (now_s, now_c, now_carry) = floors["npu"], floors["now"]
+        # -x = ~x + 1: the two +1 and -now_carry are (npu_carry + 1) + ~now_carry.
+        left = csa_tree(m, [npu_s, npu_c, ~Cat(now_s, Const(0, width - len(now_s))),
+                            ~Cat(now_c, Const(0, width - len(now_c))),
+                            Cat(~npu_carry, npu_carry), ~now_carry], width)
         m.d.sync += [
             s2_valid.eq(s1_valid),
-            s2_left.eq(_shifted_sum(s1_npu, RATIO_FRAC_BITS)
-                       - _shifted_sum(s1_now, FREQ_FRAC_BITS)),
+            *(r.eq(v) for r, v in zip(s2_left, left)),
             s2_pending.eq(s1_pending),
         ]
-        # (3) one comparator per length; with `pending >= L` a thermometer code (both conditions
-        # are monotone in L: avg(PVCT) >= 0), whose count is min(largest L, pending).
-        left_256 = s2_left << RATIO_FRAC_BITS
+        # (3) per length, the sign of C_left * 256 - threshold: one full-adder level of the
+        # two rows and ~threshold (its +1 in the carry row's free bit 0), then the sign as a
+        # comparison. With `pending >= L` a thermometer code (both conditions are monotone in
+        # L: avg(PVCT) >= 0), whose count is min(largest L, pending).
+        rows = [(r << RATIO_FRAC_BITS)[:width] for r in s2_left]
         fits = Signal(p.max_preverify_len)
-        m.d.comb += fits.eq(Cat(th <= left_256 for th in thresholds) & s2_pending)
+        below = []
+        for th in thresholds:
+            x, y, z = rows[0], rows[1], ~Cat(th, Const(0, width - len(th)))
+            total = (x ^ y ^ z)[:width]
+            carry = Cat(Const(1, 1), ((x & y) | (x & z) | (y & z))[:width - 1])
+            below.append(sign_of_sum(total, carry, width))
+        m.d.comb += fits.eq(~Cat(*below) & s2_pending)
         m.d.sync += [
             self.result.valid.eq(s2_valid),
             self.result.payload.insert.eq(fits[0]),
@@ -384,6 +414,14 @@ def _shifted_sum(products, shift):
     terms = [products[0][1][shift:]]
     terms += [product << (offset - shift) for offset, product in products[1:]]
     return sum(terms[1:], terms[0])
+
+
+def _floor_rows(rows, shift):
+    """``(s >> shift, c >> shift, carry)`` for carry-save rows ``(s, c)``: ``floor((s + c) /
+    2**shift)`` is the sum of the three, ``carry`` the carry out of the low ``shift`` bits
+    (``s + c`` below ``2**shift`` overflows exactly when ``s > ~c`` there)."""
+    s, c = rows
+    return s[shift:], c[shift:], s[:shift] > (~c[:shift])[:shift]
 
 
 def _thermometer_count(bits):
