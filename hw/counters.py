@@ -1,12 +1,12 @@
 """Event counters read from another clock domain, clearable from the reading side."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import gray_to_binary, select_sub, split_increment
+from ahasd.hw.prefix import select_sub, split_increment
 from ahasd.spec.params import COUNTER_BITS, check_bool, check_domain, check_int
 
 __all__ = ["EventCounter"]
@@ -102,7 +102,7 @@ class EventCounter(wiring.Component):
                                  gray.eq(incremented ^ (incremented >> 1))]
         gray_sync = Signal(w)
         m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
-        # The count is a register: Gray to binary (a prefix tree of XORs) and the offset's
+        # The count is a register: Gray to binary (XOR reductions) and the offset's
         # subtraction end there instead of running on into the reader's logic (a CSR read
         # multiplexer). So the count lags the synchroniser by a cycle. The subtraction is a
         # carry select of two half-width ones (`select_sub`), so the decode and the difference
@@ -110,7 +110,10 @@ class EventCounter(wiring.Component):
         # the count on display was computed from: a clear stores it as the offset, and the count
         # reads 0 from the next cycle.
         seen = Signal(w)
-        m.d.comb += seen.eq(gray_to_binary(m, gray_sync))
+        # Each bit the XOR of the Gray bits at and above it, as its own reduction: synthesis
+        # maps each as a tree (three LUT4 levels on ECP5; a chain of prefix levels kept as
+        # signals of their own took eight).
+        m.d.comb += seen.eq(Cat(gray_sync[i:].xor() for i in range(w)))
         seen_prev = Signal(w)
         offset = Signal(w)
         r = self.read_domain

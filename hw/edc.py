@@ -4,7 +4,7 @@ The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it dec
 including the same-cycle rule (a verify is applied before a draft in the same cycle).
 """
 
-from amaranth import Cat, Module, Mux, Signal, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -141,56 +141,62 @@ class EDC(wiring.Component):
         with m.Else():
             m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
 
-        accept = verify & verify_full
-        reject = verify & ~verify_full
-        leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
-        lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
-        llr1 = Signal(p.llr_bits)
-        head1 = Signal(p.fifo_depth_log2)
-        count1 = Signal(p.fifo_depth_log2 + 1)
-        m.d.comb += [
-            llr1.eq(Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))),
-            head1.eq(Mux(verify, head + 1, head)),
-            count1.eq(Mux(accept, count - 1, Mux(reject, 0, count))),
-        ]
-
-        # --- draft phase (second): sees the state after the verify ---
         draft = self.draft.valid
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
-        leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
-        llr2 = Signal(p.llr_bits)
-        m.d.comb += llr2.eq(Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1))
-        index = Signal(p.index_bits)
-        m.d.comb += index.eq(self._index(leht2, llr2))
 
-        full_fifo = count1 == p.fifo_depth
-        drop = draft & full_fifo
+        def phases(verify, suffix):
+            """The cycle's next state for a given ``verify``: the verify phase, then the draft
+            phase on the state after it."""
+            accept = verify & verify_full
+            reject = verify & ~verify_full
+            leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
+            lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
+            llr1 = Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))[:p.llr_bits]
+            head1 = Mux(verify, head + 1, head)[:p.fifo_depth_log2]
+            count1 = Mux(accept, count - 1, Mux(reject, 0, count))[:p.fifo_depth_log2 + 1]
+            leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
+            llr2 = Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1)[:p.llr_bits]
+            index = Signal(p.index_bits, name=f"index_{suffix}")
+            m.d.comb += index.eq(self._index(leht2, llr2))
+            full_fifo = count1 == p.fifo_depth
+            drop = draft & full_fifo
+            # The new head is the entry written now when the FIFO is empty after the verify,
+            # else an entry already stored (a drop overwrites the old head, not the new one:
+            # depth >= 2); a verify or a drop (never both: a verify leaves room) moves it by one.
+            written_at_head = draft & (count1 == 0)
+            return {
+                "leht": Cat(*leht2), "lceht": Cat(*lceht1), "llr": llr2,
+                "head": Mux(drop, head1 + 1, head1)[:p.fifo_depth_log2],
+                "count": Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1],
+                "index": index,
+                "fifo_addr": (head1 + count1)[:p.fifo_depth_log2],
+                "head_entry": Mux(written_at_head, Cat(index, bucket),
+                                  Mux(verify | drop, fifo_after_head.data, fifo_at_head.data)),
+                "reject": reject, "drop": drop,
+            }
+
+        # `verify.valid` comes late (behind the feedback queue's handshake in the controller):
+        # the state after the cycle is computed for both of its values, and it only selects.
+        without, with_verify = phases(Const(0, 1), "idle"), phases(count != 0, "verify")
+        nxt = {k: Mux(self.verify.valid, with_verify[k], v) for k, v in without.items()}
+        index = nxt["index"]
+        drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
             pht_lookup.addr.eq(index),
-            fifo_wr.addr.eq((head1 + count1)[:p.fifo_depth_log2]),
+            fifo_wr.addr.eq(nxt["fifo_addr"]),
             fifo_wr.data.eq(Cat(index, bucket)),
             fifo_wr.en.eq(draft),
-        ]
-
-        head_next = Signal(p.fifo_depth_log2)
-        advance = verify | drop
-        m.d.comb += [
-            head_next.eq(Mux(drop, head1 + 1, head1)),
             fifo_at_head.addr.eq(head),
             fifo_after_head.addr.eq(head + 1),
         ]
-        # The new head is the entry written now when the FIFO is empty after the verify, else
-        # an entry already stored (a drop overwrites the old head, not the new one: depth >= 2).
-        written_at_head = draft & (count1 == 0)
-        m.d.sync += head_entry.eq(Mux(written_at_head, Cat(index, bucket),
-                                      Mux(advance, fifo_after_head.data, fifo_at_head.data)))
         m.d.sync += [
-            *(s.eq(v) for s, v in zip(leht, leht2)),
-            *(s.eq(v) for s, v in zip(lceht, lceht1)),
-            llr.eq(llr2),
-            head.eq(head_next),
-            count.eq(Mux(draft & ~full_fifo, count1 + 1, count1)),
+            Cat(*leht).eq(nxt["leht"]),
+            Cat(*lceht).eq(nxt["lceht"]),
+            llr.eq(nxt["llr"]),
+            head.eq(nxt["head"]),
+            count.eq(nxt["count"]),
+            head_entry.eq(nxt["head_entry"]),
             self.decision.valid.eq(draft),
             self.decision.payload.index.eq(index),
         ]

@@ -18,7 +18,7 @@ of its own, so the levels' shared terms stay shared (an expression tree would re
 from amaranth import Cat, Const, Mux, Signal, Value
 
 __all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary", "split_increment",
-           "select_sub"]
+           "select_add", "select_sub"]
 
 
 def _bits(value, width):
@@ -107,6 +107,25 @@ def split_increment(m, a, name="split_inc"):
     high = Signal(width - half, name=f"{name}_hi")
     m.d.comb += [low.eq(a[:half] + 1), high.eq(a[half:] + 1)]
     return Cat(low, Mux(a[:half].all(), high, a[half:]))
+
+
+def select_add(m, a, b, width=None, name="select_add"):
+    """``(a + b) mod 2**width`` (default the wider operand): the lower half's sum and carry
+    beside the upper half's two candidates, one selected by the carry (carry select)."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    a, b = Cat(*_bits(a, width)), Cat(*_bits(b, width))
+    if width < 8:
+        return (a + b)[:width]
+    half = width // 2
+    low = Signal(half + 1, name=f"{name}_lo")
+    high = Signal(width - half, name=f"{name}_hi")
+    high_carry = Signal(width - half, name=f"{name}_hi_c")
+    m.d.comb += [
+        low.eq(a[:half] + b[:half]),
+        high.eq(a[half:] + b[half:]),
+        high_carry.eq(a[half:] - ~b[half:]),   # a + b + 1, one adder
+    ]
+    return Cat(low[:half], Mux(low[half], high_carry, high))
 
 
 def select_sub(m, a, b, name="select_sub"):

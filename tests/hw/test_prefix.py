@@ -25,7 +25,7 @@ def test_against_integers(width):
     a, b, cin = Signal(width), Signal(width), Signal()
     outs = {"add": Signal(width), "addc": Signal(width), "sub": Signal(width),
             "inc": Signal(width), "ge": Signal(), "gray": Signal(width),
-            "split_inc": Signal(width), "select_sub": Signal(width)}
+            "split_inc": Signal(width), "select_sub": Signal(width), "select_add": Signal(width)}
     m = Module()
     m.d.comb += [
         outs["add"].eq(prefix.add(m, a, b)),
@@ -36,6 +36,7 @@ def test_against_integers(width):
         outs["gray"].eq(prefix.gray_to_binary(m, a)),
         outs["split_inc"].eq(prefix.split_increment(m, a)),
         outs["select_sub"].eq(prefix.select_sub(m, a, b)),
+        outs["select_add"].eq(prefix.select_add(m, a, b)),
     ]
     mask = (1 << width) - 1
     checked = []
@@ -58,7 +59,7 @@ def test_against_integers(width):
                 want = {"add": (x + y) & mask, "addc": (x + y + c) & mask,
                         "sub": (x - y) & mask, "inc": (x + c) & mask, "ge": int(x >= y),
                         "gray": binary_of_gray(x), "split_inc": (x + 1) & mask,
-                        "select_sub": (x - y) & mask}
+                        "select_sub": (x - y) & mask, "select_add": (x + y) & mask}
                 assert got == want, (width, x, y, c)
                 checked.append(1)
 
