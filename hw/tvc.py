@@ -276,16 +276,18 @@ class TVC(wiring.Component):
         # table stops it), plus the quotient with each value of its last bit, or saturated (in
         # the cycle after start, the check cycle). The last bit only selects.
         kept = Signal(rb + p.depth_log2)
-        next_table = Mux(rec_start, rec.table.as_value(), div_table.as_value())
         if p.depth > 1:
-            # Each table's sum as a full-adder tree and a carry-select adder (no word-wide
-            # ripple at 28 nm).
-            def entries_sum(name):
-                return select_add(m, *csa_tree(m, tables[name][:-1], len(kept)),
-                                  name=f"kept_{name}")
-            m.d.sync += kept.eq(Mux(next_table == 0, entries_sum("nvct"),
-                                    Mux(next_table == 1, entries_sum("pdct"),
-                                        entries_sum("pvct"))))
+            # Each table's sum, registered every cycle (a full-adder tree and a carry-select
+            # adder: no word-wide ripple at 28 nm), and the divider's table selects one: no
+            # record handshake (a late queue flag in the controller) runs into the sums.
+            sums = []
+            for name in TABLES:
+                total = Signal(len(kept), name=f"kept_{name}")
+                m.d.sync += total.eq(select_add(m, *csa_tree(m, tables[name][:-1], len(kept)),
+                                                name=f"kept_{name}_sum"))
+                sums.append(total)
+            m.d.comb += kept.eq(Mux(div_table.as_value() == 0, sums[0],
+                                    Mux(div_table.as_value() == 1, sums[1], sums[2])))
         check = pend
         high = div.quotient[:-1]
         sum_bits = len(kept) + 1
