@@ -277,14 +277,12 @@ class TVC(wiring.Component):
         # the cycle after start, the check cycle). The last bit only selects.
         kept = Signal(rb + p.depth_log2)
         if p.depth > 1:
-            # Each table's sum, registered every cycle (a full-adder tree and a carry-select
-            # adder: no word-wide ripple at 28 nm), and the divider's table selects one: no
+            # Each table's sum, registered every cycle, and the divider's table selects one: no
             # record handshake (a late queue flag in the controller) runs into the sums.
             sums = []
             for name in TABLES:
                 total = Signal(len(kept), name=f"kept_{name}")
-                m.d.sync += total.eq(select_add(m, *csa_tree(m, tables[name][:-1], len(kept)),
-                                                name=f"kept_{name}_sum"))
+                m.d.sync += total.eq(sum(tables[name][:-1]))
                 sums.append(total)
             m.d.comb += kept.eq(Mux(div_table.as_value() == 0, sums[0],
                                     Mux(div_table.as_value() == 1, sums[1], sums[2])))
