@@ -1,13 +1,13 @@
 """Event counters read from another clock domain, clearable from the reading side."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import gray_to_binary
-from ahasd.spec.params import COUNTER_BITS, check_domain, check_int
+from ahasd.hw.prefix import select_sub, split_increment
+from ahasd.spec.params import COUNTER_BITS, check_bool, check_domain, check_int
 
 __all__ = ["EventCounter"]
 
@@ -28,6 +28,12 @@ class EventCounter(wiring.Component):
         Counter bits (wraps); default :data:`ahasd.spec.params.COUNTER_BITS` (32).
     domain, read_domain : str
         Domain of ``event`` and of ``clear`` / ``count`` (default both ``"sync"``).
+    late_event : bool
+        Within one domain only (default False): the event is registered before it counts, so
+        that a late event (a decision behind a table lookup) drives one flip-flop instead of the
+        counter's enables. ``count`` is then the stored count or the stored ``count + 1``,
+        selected by the registered event (a multiplexer after registers, not a register), and
+        reads exactly as without it.
 
     Ports
     -----
@@ -41,11 +47,17 @@ class EventCounter(wiring.Component):
         register, the synchroniser and its own register (three or four read-domain cycles).
     """
 
-    def __init__(self, *, width=COUNTER_BITS, domain="sync", read_domain="sync"):
+    def __init__(self, *, width=COUNTER_BITS, domain="sync", read_domain="sync",
+                 late_event=False):
         with rejecting_construction(self):
             check_int("width", width, 1, 64)
             check_domain("domain", domain)
             check_domain("read_domain", read_domain)
+            check_bool("late_event", late_event)
+            if late_event and domain != read_domain:
+                raise ValueError(f"late_event needs domain == read_domain, not {domain!r} and "
+                                 f"{read_domain!r}")
+        self.late_event = late_event
         self.width = width
         self.domain = domain
         self.read_domain = read_domain
@@ -54,6 +66,20 @@ class EventCounter(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         w = self.width
+        if self.late_event:
+            # `stored` and `stored + 1` are registers; the event of the last cycle (`pending`)
+            # selects between them and is added to them one cycle late. A clear drops it.
+            stored = Signal(w)
+            incremented = Signal(w, init=1)
+            pending = Signal()
+            d = m.d[self.domain]
+            d += pending.eq(self.event)
+            m.d.comb += self.count.eq(Mux(pending, incremented, stored))
+            with m.If(self.clear):
+                d += [stored.eq(0), incremented.eq(1)]
+            with m.Elif(pending):
+                d += [stored.eq(incremented), incremented.eq(split_increment(m, incremented))]
+            return m
         if self.domain == self.read_domain:
             # The count itself, and `count + 1` ready before the event arrives: the event (a
             # late FIFO handshake) only selects, no carry chain follows it. A clear keeps this
@@ -64,24 +90,30 @@ class EventCounter(wiring.Component):
                                      incremented.eq(Mux(self.event, 2, 1))]
             with m.Elif(self.event):
                 m.d[self.domain] += [self.count.eq(incremented),
-                                     incremented.eq(incremented + 1)]
+                                     incremented.eq(split_increment(m, incremented))]
             return m
         # `raw + 1` (and its Gray code) are ready before the event arrives, as above.
         raw = Signal(w)
         incremented = Signal(w, init=1)
         gray = Signal(w)
         with m.If(self.event):
-            m.d[self.domain] += [raw.eq(incremented), incremented.eq(incremented + 1),
+            m.d[self.domain] += [raw.eq(incremented),
+                                 incremented.eq(split_increment(m, incremented)),
                                  gray.eq(incremented ^ (incremented >> 1))]
         gray_sync = Signal(w)
         m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
-        # The count is a register: Gray to binary (a prefix tree of XORs) and the offset's
+        # The count is a register: Gray to binary (XOR reductions) and the offset's
         # subtraction end there instead of running on into the reader's logic (a CSR read
-        # multiplexer). So the count lags the synchroniser by a cycle. `seen_prev` is the value
+        # multiplexer). So the count lags the synchroniser by a cycle. The subtraction is a
+        # carry select of two half-width ones (`select_sub`), so the decode and the difference
+        # fit one cycle at 28 nm. `seen_prev` is the value
         # the count on display was computed from: a clear stores it as the offset, and the count
         # reads 0 from the next cycle.
         seen = Signal(w)
-        m.d.comb += seen.eq(gray_to_binary(m, gray_sync))
+        # Each bit the XOR of the Gray bits at and above it, as its own reduction: synthesis
+        # maps each as a tree (three LUT4 levels on ECP5; a chain of prefix levels kept as
+        # signals of their own took eight).
+        m.d.comb += seen.eq(Cat(gray_sync[i:].xor() for i in range(w)))
         seen_prev = Signal(w)
         offset = Signal(w)
         r = self.read_domain
@@ -89,5 +121,5 @@ class EventCounter(wiring.Component):
         with m.If(self.clear):
             m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
         with m.Else():
-            m.d[r] += self.count.eq(seen - offset)
+            m.d[r] += self.count.eq(select_sub(m, seen, offset))
         return m

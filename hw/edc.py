@@ -4,12 +4,13 @@ The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it dec
 including the same-cycle rule (a verify is applied before a draft in the same cycle).
 """
 
-from amaranth import Cat, Module, Mux, Signal, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.counters import EventCounter
 from ahasd.spec.edc import ENTROPY_BITS, EDCParams
 from ahasd.spec.params import COUNTER_BITS, check_int
 
@@ -114,7 +115,10 @@ class EDC(wiring.Component):
         m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
                                           depth=p.fifo_depth, init=[])
         fifo_wr = fifo.write_port()
-        fifo_next = fifo.read_port(domain="comb")
+        # The entries at `head` and `head + 1`, read from registers' addresses: a verify or a
+        # drop (never both: a verify leaves room) moves the head by one and only selects.
+        fifo_at_head = fifo.read_port(domain="comb")
+        fifo_after_head = fifo.read_port(domain="comb")
         # The oldest entry, kept in a register (the FIFO entry at `head` whenever count != 0), so
         # that a verify's read-modify-write of the PHT does not start behind a FIFO read.
         head_entry = Signal(p.index_bits + p.bucket_bits)
@@ -137,53 +141,62 @@ class EDC(wiring.Component):
         with m.Else():
             m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
 
-        accept = verify & verify_full
-        reject = verify & ~verify_full
-        leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
-        lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
-        llr1 = Signal(p.llr_bits)
-        head1 = Signal(p.fifo_depth_log2)
-        count1 = Signal(p.fifo_depth_log2 + 1)
-        m.d.comb += [
-            llr1.eq(Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))),
-            head1.eq(Mux(verify, head + 1, head)),
-            count1.eq(Mux(accept, count - 1, Mux(reject, 0, count))),
-        ]
-
-        # --- draft phase (second): sees the state after the verify ---
         draft = self.draft.valid
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
-        leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
-        llr2 = Signal(p.llr_bits)
-        m.d.comb += llr2.eq(Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1))
-        index = Signal(p.index_bits)
-        m.d.comb += index.eq(self._index(leht2, llr2))
 
-        full_fifo = count1 == p.fifo_depth
-        drop = draft & full_fifo
+        def phases(verify, suffix):
+            """The cycle's next state for a given ``verify``: the verify phase, then the draft
+            phase on the state after it."""
+            accept = verify & verify_full
+            reject = verify & ~verify_full
+            leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
+            lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
+            llr1 = Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))[:p.llr_bits]
+            head1 = Mux(verify, head + 1, head)[:p.fifo_depth_log2]
+            count1 = Mux(accept, count - 1, Mux(reject, 0, count))[:p.fifo_depth_log2 + 1]
+            leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
+            llr2 = Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1)[:p.llr_bits]
+            index = Signal(p.index_bits, name=f"index_{suffix}")
+            m.d.comb += index.eq(self._index(leht2, llr2))
+            full_fifo = count1 == p.fifo_depth
+            drop = draft & full_fifo
+            # The new head is the entry written now when the FIFO is empty after the verify,
+            # else an entry already stored (a drop overwrites the old head, not the new one:
+            # depth >= 2); a verify or a drop (never both: a verify leaves room) moves it by one.
+            written_at_head = draft & (count1 == 0)
+            return {
+                "leht": Cat(*leht2), "lceht": Cat(*lceht1), "llr": llr2,
+                "head": Mux(drop, head1 + 1, head1)[:p.fifo_depth_log2],
+                "count": Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1],
+                "index": index,
+                "fifo_addr": (head1 + count1)[:p.fifo_depth_log2],
+                "head_entry": Mux(written_at_head, Cat(index, bucket),
+                                  Mux(verify | drop, fifo_after_head.data, fifo_at_head.data)),
+                "reject": reject, "drop": drop,
+            }
+
+        # `verify.valid` comes late (behind the feedback queue's handshake in the controller):
+        # the state after the cycle is computed for both of its values, and it only selects.
+        without, with_verify = phases(Const(0, 1), "idle"), phases(count != 0, "verify")
+        nxt = {k: Mux(self.verify.valid, with_verify[k], v) for k, v in without.items()}
+        index = nxt["index"]
+        drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
             pht_lookup.addr.eq(index),
-            fifo_wr.addr.eq((head1 + count1)[:p.fifo_depth_log2]),
+            fifo_wr.addr.eq(nxt["fifo_addr"]),
             fifo_wr.data.eq(Cat(index, bucket)),
             fifo_wr.en.eq(draft),
+            fifo_at_head.addr.eq(head),
+            fifo_after_head.addr.eq(head + 1),
         ]
-
-        head_next = Signal(p.fifo_depth_log2)
-        m.d.comb += [
-            head_next.eq(Mux(drop, head1 + 1, head1)),
-            fifo_next.addr.eq(head_next),
-        ]
-        # The new head is the entry written now when the FIFO is empty after the verify, else
-        # an entry already stored (a drop overwrites the old head, not the new one: depth >= 2).
-        written_at_head = draft & (count1 == 0)
-        m.d.sync += head_entry.eq(Mux(written_at_head, Cat(index, bucket), fifo_next.data))
         m.d.sync += [
-            *(s.eq(v) for s, v in zip(leht, leht2)),
-            *(s.eq(v) for s, v in zip(lceht, lceht1)),
-            llr.eq(llr2),
-            head.eq(head_next),
-            count.eq(Mux(draft & ~full_fifo, count1 + 1, count1)),
+            Cat(*leht).eq(nxt["leht"]),
+            Cat(*lceht).eq(nxt["lceht"]),
+            llr.eq(nxt["llr"]),
+            head.eq(nxt["head"]),
+            count.eq(nxt["count"]),
+            head_entry.eq(nxt["head_entry"]),
             self.decision.valid.eq(draft),
             self.decision.payload.index.eq(index),
         ]
@@ -195,11 +208,15 @@ class EDC(wiring.Component):
             self.llr.eq(llr),
             self.pending.eq(count),
         ]
-        m.d.sync += [
-            self.decisions.eq(self.decisions + draft),
-            self.suppressed.eq(self.suppressed + (self.decision.valid & ~cont)),
-            self.verifications.eq(self.verifications + verify),
-            self.squashes.eq(self.squashes + reject),
-            self.fifo_drops.eq(self.fifo_drops + drop),
-        ]
+        # The statistics counters keep `count + 1` in a register (EventCounter), so an event
+        # (a drop behind the FIFO's occupancy and the verify logic) only selects: no carry
+        # chain follows it. A stop decision, behind the PHT lookup, is registered first
+        # (`late_event`). Each count still shows its event from the next cycle.
+        events = {"decisions": draft, "suppressed": self.decision.valid & ~cont,
+                  "verifications": verify, "squashes": reject, "fifo_drops": drop}
+        for name, event in events.items():
+            counter = EventCounter(width=len(getattr(self, name)),
+                                   late_event=name == "suppressed")
+            m.submodules[f"count_{name}"] = counter
+            m.d.comb += [counter.event.eq(event), getattr(self, name).eq(counter.count)]
         return m

@@ -15,9 +15,10 @@ function takes the module ``m`` and names its levels ``name``: every prefix leve
 of its own, so the levels' shared terms stay shared (an expression tree would repeat them).
 """
 
-from amaranth import Cat, Const, Signal, Value
+from amaranth import Cat, Const, Mux, Signal, Value
 
-__all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary"]
+__all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary", "split_increment",
+           "select_add", "select_sub"]
 
 
 def _bits(value, width):
@@ -92,3 +93,56 @@ def gray_to_binary(m, gray, name="gray"):
         span *= 2
         level += 1
     return Cat(*bits)
+
+
+def split_increment(m, a, name="split_inc"):
+    """``(a + 1) mod 2**len(a)``: the lower half's ``+ 1`` beside the upper half's, the carry
+    between them the AND of the lower half's bits (a tree, ready with the lower half)."""
+    a = Value.cast(a)
+    width = len(a)
+    if width < 8:
+        return (a + 1)[:width]
+    half = width // 2
+    low = Signal(half, name=f"{name}_lo")
+    high = Signal(width - half, name=f"{name}_hi")
+    m.d.comb += [low.eq(a[:half] + 1), high.eq(a[half:] + 1)]
+    return Cat(low, Mux(a[:half].all(), high, a[half:]))
+
+
+def select_add(m, a, b, width=None, name="select_add"):
+    """``(a + b) mod 2**width`` (default the wider operand): the lower half's sum and carry
+    beside the upper half's two candidates, one selected by the carry (carry select)."""
+    width = width or max(len(Value.cast(a)), len(Value.cast(b)))
+    a, b = Cat(*_bits(a, width)), Cat(*_bits(b, width))
+    if width < 8:
+        return (a + b)[:width]
+    half = width // 2
+    low = Signal(half + 1, name=f"{name}_lo")
+    high = Signal(width - half, name=f"{name}_hi")
+    high_carry = Signal(width - half, name=f"{name}_hi_c")
+    m.d.comb += [
+        low.eq(a[:half] + b[:half]),
+        high.eq(a[half:] + b[half:]),
+        high_carry.eq(a[half:] - ~b[half:]),   # a + b + 1, one adder
+    ]
+    return Cat(low[:half], Mux(low[half], high_carry, high))
+
+
+def select_sub(m, a, b, name="select_sub"):
+    """``(a - b) mod 2**width`` (``width`` the wider operand): the lower half's difference and
+    its borrow beside the upper half's two candidates (with and without the borrow), one
+    selected by the borrow (carry select)."""
+    width = max(len(Value.cast(a)), len(Value.cast(b)))
+    a, b = Cat(*_bits(a, width)), Cat(*_bits(b, width))
+    if width < 8:
+        return (a - b)[:width]
+    half = width // 2
+    low = Signal(half + 1, name=f"{name}_lo")          # top bit set: no borrow
+    high = Signal(width - half, name=f"{name}_hi")
+    high_borrow = Signal(width - half, name=f"{name}_hi_b")
+    m.d.comb += [
+        low.eq(Cat(a[:half], Const(1, 1)) - b[:half]),
+        high.eq(a[half:] - b[half:]),
+        high_borrow.eq(a[half:] + ~b[half:]),   # a - b - 1
+    ]
+    return Cat(low[:half], Mux(low[half], high, high_borrow))

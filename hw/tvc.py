@@ -5,12 +5,14 @@ decisions and the same table contents for the transactions it accepts, in the or
 :class:`TVC` (Ordering). ``docs/tvc.md`` summarises the interface for the controller top.
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from ahasd.hw.carry_save import csa_tree, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import Divider
+from ahasd.hw.prefix import select_add
 from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
@@ -113,10 +115,13 @@ class TVC(wiring.Component):
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
     written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
     length) are registered two cycles behind the tables, so that stage 3 of a decide compares
-    against the tables of its accept cycle. Three register stages: (1) the products
-    ``avg(NVCT) * kv_len`` and ``now * freq_ratio`` in 16-bit pieces, and the thermometer
-    ``pending >= L``; (2) ``C_npu - to_pim(now)``, signed; (3) one comparator
-    ``threshold(L) <= (C_npu - to_pim(now)) * 256`` per length (the same condition as
+    against the tables of its accept cycle. Three register stages, none with a carry chain
+    wider than a comparison's: (1) the products ``A = avg(NVCT) * kv_len`` and
+    ``B = now * freq_ratio`` as carry-save row pairs (a full-adder tree of the partial products
+    each), and the thermometer ``pending >= L``; (2) ``C_left = floor(A / 256) -
+    floor(B / 2**14)`` as a row pair (the floors: the rows shifted plus the carry out of their
+    low bits, a comparison); (3) per length, the sign of ``C_left * 256 - threshold(L)`` (one
+    full-adder level, the sign as a comparison: the same condition as
     ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
     per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
     """
@@ -223,15 +228,22 @@ class TVC(wiring.Component):
         pend_nvct = Signal()
         pend_cycles = Signal(p.cycles_bits)
         pend_length = Signal(lb)
-        # One set of multipliers per source, selected after the products: the multipliers see
-        # the sources' payloads (registers or ports), not the late choice between them.
-        pend_pieces = _pieces(m, [src.payload.cycles for src in sources], self.freq_ratio,
-                              "rec_to_pim", select=first)
+        # One set of multipliers per source, each into registers of its own, selected after
+        # them (by `pend_first`): the multipliers see the sources' payloads (registers or
+        # ports), not the late choice between them, and no multiplexer sits behind two
+        # products (yosys's `share` would merge the two multipliers into one behind it).
+        names = ["rec_first_to_pim", "rec_to_pim"] if self.second_record else ["rec_to_pim"]
+        source_pieces = [_pieces(m, src.payload.cycles, self.freq_ratio, name)
+                         for src, name in zip(sources, names)]
+        pend_first = Signal()
+        m.d.sync += pend_first.eq(first)
+        pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
+                       in zip(source_pieces[0], source_pieces[-1])]
         m.d.sync += pend_cycles.eq(rec.cycles)
         numerator = Signal(p.numerator_bits)
         m.d.comb += numerator.eq(
             Cat(Const(0, RATIO_FRAC_BITS),
-                Mux(pend_nvct, _shifted_sum(pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
+                Mux(pend_nvct, _shifted_sum(m, pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
         # A ratio needs more than `steps` bits exactly when numerator >> steps >= length.
         pend_over = Signal()
         m.d.comb += pend_over.eq((numerator >> steps) >= pend_length)
@@ -264,15 +276,23 @@ class TVC(wiring.Component):
         # table stops it), plus the quotient with each value of its last bit, or saturated (in
         # the cycle after start, the check cycle). The last bit only selects.
         kept = Signal(rb + p.depth_log2)
-        next_table = Mux(rec_start, rec.table.as_value(), div_table.as_value())
         if p.depth > 1:
-            m.d.sync += kept.eq(Mux(next_table == 0, sum(tables["nvct"][:-1]),
-                                    Mux(next_table == 1, sum(tables["pdct"][:-1]),
-                                        sum(tables["pvct"][:-1]))))
+            # Each table's sum, registered every cycle, and the divider's table selects one: no
+            # record handshake (a late queue flag in the controller) runs into the sums.
+            sums = []
+            for name in TABLES:
+                total = Signal(len(kept), name=f"kept_{name}")
+                m.d.sync += total.eq(sum(tables[name][:-1]))
+                sums.append(total)
+            m.d.comb += kept.eq(Mux(div_table.as_value() == 0, sums[0],
+                                    Mux(div_table.as_value() == 1, sums[1], sums[2])))
         check = pend
         high = div.quotient[:-1]
-        sums = [Cat(Const(bit, 1), high) + kept for bit in (0, 1)]
-        saturated = Const((1 << steps) - 1, steps) + kept
+        sum_bits = len(kept) + 1
+        sums = [select_add(m, Cat(Const(bit, 1), high), kept, sum_bits, name=f"sum{bit}")
+                for bit in (0, 1)]
+        saturated = select_add(m, Const((1 << steps) - 1, steps), kept, sum_bits,
+                               name="saturated")
         new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
@@ -302,31 +322,57 @@ class TVC(wiring.Component):
 
         # -- decisions: three register stages --------------------------------------------------
         # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
+        # No carry chain wider than a comparison's: the products stay carry-save rows (two
+        # rows whose sum is the value) until stage 3 takes the sign of each difference.
         req = self.decide.payload
-        # (1) the products, in 16-bit pieces (one multiplier each); the pending thermometer.
+        # (1) A = avg(NVCT) * kv_len and B = now * freq_ratio as carry-save rows: a full-adder
+        # tree of the partial products each; the pending thermometer.
         s1_valid = Signal()
-        s1_npu = _pieces(m, averages["nvct"], req.kv_len, "s1_npu")
-        s1_now = _pieces(m, req.now, self.freq_ratio, "s1_now")
+        s1_rows = {}
+        for name, value, factor in (("npu", averages["nvct"], req.kv_len),
+                                    ("now", req.now, self.freq_ratio)):
+            width = len(value) + len(factor)
+            rows = csa_tree(m, [Mux(factor[i], value, 0) << i for i in range(len(factor))],
+                            width)
+            s1_rows[name] = [Signal(width, name=f"s1_{name}_{row}") for row in "sc"]
+            m.d.sync += [r.eq(v) for r, v in zip(s1_rows[name], rows)]
         s1_pending = Signal(p.max_preverify_len)
         m.d.sync += [
             s1_valid.eq(self.decide.valid & self.decide.ready),
             s1_pending.eq(Cat(req.pending >= length for length in lengths)),
         ]
-        # (2) C_npu - to_pim(now), signed (c_left_bits: it cannot overflow).
+        # (2) C_left = floor(A / 256) - floor(B / 2**14) as two rows of `width` bits (two's
+        # complement, wide enough for C_left * 256 - threshold). A row pair's floor: the rows
+        # shifted, plus the carry out of their low bits (a comparison).
+        width = max(p.c_left_bits + RATIO_FRAC_BITS, len(thresholds[-1])) + 1
         s2_valid = Signal()
-        s2_left = Signal(signed(p.c_left_bits))
+        s2_left = [Signal(width, name=f"s2_left_{row}") for row in "sc"]
         s2_pending = Signal(p.max_preverify_len)
+        floors = {name: _floor_rows(s1_rows[name], shift)
+                  for name, shift in (("npu", RATIO_FRAC_BITS), ("now", FREQ_FRAC_BITS))}
+        (npu_s, npu_c, npu_carry), (now_s, now_c, now_carry) = floors["npu"], floors["now"]
+        # -x = ~x + 1: the two +1 and -now_carry are (npu_carry + 1) + ~now_carry.
+        left = csa_tree(m, [npu_s, npu_c, ~Cat(now_s, Const(0, width - len(now_s))),
+                            ~Cat(now_c, Const(0, width - len(now_c))),
+                            Cat(~npu_carry, npu_carry), ~now_carry], width)
         m.d.sync += [
             s2_valid.eq(s1_valid),
-            s2_left.eq(_shifted_sum(s1_npu, RATIO_FRAC_BITS)
-                       - _shifted_sum(s1_now, FREQ_FRAC_BITS)),
+            *(r.eq(v) for r, v in zip(s2_left, left)),
             s2_pending.eq(s1_pending),
         ]
-        # (3) one comparator per length; with `pending >= L` a thermometer code (both conditions
-        # are monotone in L: avg(PVCT) >= 0), whose count is min(largest L, pending).
-        left_256 = s2_left << RATIO_FRAC_BITS
+        # (3) per length, the sign of C_left * 256 - threshold: one full-adder level of the
+        # two rows and ~threshold (its +1 in the carry row's free bit 0), then the sign as a
+        # comparison. With `pending >= L` a thermometer code (both conditions are monotone in
+        # L: avg(PVCT) >= 0), whose count is min(largest L, pending).
+        rows = [(r << RATIO_FRAC_BITS)[:width] for r in s2_left]
         fits = Signal(p.max_preverify_len)
-        m.d.comb += fits.eq(Cat(th <= left_256 for th in thresholds) & s2_pending)
+        below = []
+        for th in thresholds:
+            x, y, z = rows[0], rows[1], ~Cat(th, Const(0, width - len(th)))
+            total = (x ^ y ^ z)[:width]
+            carry = Cat(Const(1, 1), ((x & y) | (x & z) | (y & z))[:width - 1])
+            below.append(sign_of_sum(total, carry, width))
+        m.d.comb += fits.eq(~Cat(*below) & s2_pending)
         m.d.sync += [
             self.result.valid.eq(s2_valid),
             self.result.payload.insert.eq(fits[0]),
@@ -358,28 +404,37 @@ def _times(value, factor):
     return total
 
 
-def _pieces(m, value, factor, name, select=None):
+def _pieces(m, value, factor, name):
     """Register ``value * factor`` as the products of ``value``'s ``PIECE_BITS``-bit pieces:
-    a list of ``(offset, product)``. With a list of two values, ``select`` chooses the first
-    one's products, after the multipliers."""
-    values = value if isinstance(value, list) else [value]
+    a list of ``(offset, product)``."""
     products = []
-    for offset in range(0, len(values[0]), PIECE_BITS):
-        candidates = [v[offset:offset + PIECE_BITS] * factor for v in values]
-        product = Signal(len(candidates[0]), name=f"{name}_{offset}")
-        m.d.sync += product.eq(Mux(select, *candidates) if len(candidates) > 1
-                               else candidates[0])
+    for offset in range(0, len(value), PIECE_BITS):
+        piece = value[offset:offset + PIECE_BITS] * factor
+        product = Signal(len(piece), name=f"{name}_{offset}")
+        m.d.sync += product.eq(piece)
         products.append((offset, product))
     return products
 
 
-def _shifted_sum(products, shift):
+def _shifted_sum(m, products, shift):
     """``(sum of product << offset) >> shift``, exactly: every offset but the first is a
-    multiple of ``PIECE_BITS >= shift``, so only the first product loses bits."""
+    multiple of ``PIECE_BITS >= shift``, so only the first product loses bits. Two terms are
+    added by a carry-select adder."""
     assert PIECE_BITS >= shift
     terms = [products[0][1][shift:]]
     terms += [product << (offset - shift) for offset, product in products[1:]]
+    if len(terms) == 2:
+        width = max(len(t) for t in terms) + 1
+        return select_add(m, terms[0], terms[1], width, name="to_pim_sum")
     return sum(terms[1:], terms[0])
+
+
+def _floor_rows(rows, shift):
+    """``(s >> shift, c >> shift, carry)`` for carry-save rows ``(s, c)``: ``floor((s + c) /
+    2**shift)`` is the sum of the three, ``carry`` the carry out of the low ``shift`` bits
+    (``s + c`` below ``2**shift`` overflows exactly when ``s > ~c`` there)."""
+    s, c = rows
+    return s[shift:], c[shift:], s[:shift] > (~c[:shift])[:shift]
 
 
 def _thermometer_count(bits):

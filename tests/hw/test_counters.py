@@ -9,10 +9,10 @@ from ahasd.hw.counters import EventCounter
 from ahasd.tb.amaranth_sim import simulate
 
 
-def _design(crossing):
+def _design(crossing, late_event=False):
     """An 8-bit counter read in ``sync``, counting in ``ev`` when ``crossing``."""
     domain = "ev" if crossing else "sync"
-    dut = EventCounter(width=8, domain=domain, read_domain="sync")
+    dut = EventCounter(width=8, domain=domain, read_domain="sync", late_event=late_event)
     m = Module()
     m.submodules.dut = dut
     if crossing:
@@ -25,6 +25,32 @@ def test_parameters_are_validated():
         EventCounter(width=0)
     with pytest.raises(ValueError, match=r"domain must be a clock domain name, not '1x'"):
         EventCounter(domain="1x")
+    with pytest.raises(ValueError, match=r"late_event must be a bool, not 1"):
+        EventCounter(late_event=1)
+    with pytest.raises(ValueError, match=r"late_event needs domain == read_domain"):
+        EventCounter(domain="npu", late_event=True)
+
+
+@pytest.mark.parametrize("late_event", [False, True])
+def test_same_domain_count_is_exact(late_event):
+    """Within one domain the count after each edge is the events before it since the last
+    clear (a clear's own event counts), cycle for cycle, with or without ``late_event``."""
+    _, dut, m = _design(False, late_event)
+    rng = random.Random(7)
+
+    async def testbench(ctx):
+        expected, peak, clears = 0, 0, 0
+        for cycle in range(600):
+            fire, clear = rng.random() < 0.6, rng.random() < 0.01
+            ctx.set(dut.event, fire)
+            ctx.set(dut.clear, clear)
+            await ctx.tick()
+            expected = fire if clear else (expected + fire) % 256
+            assert ctx.get(dut.count) == expected, (cycle, expected)
+            peak, clears = max(peak, expected), clears + clear
+        assert peak >= 30 and clears >= 2, (peak, clears)
+
+    simulate(m, testbench)
 
 
 @pytest.mark.parametrize("event_period, crossing", [(1000, False), (1000, True), (700, True),
@@ -70,13 +96,14 @@ def test_counts_every_event_and_clears(event_period, crossing):
     simulate(m, producer, reader, clocks=clocks)
 
 
-@pytest.mark.parametrize("crossing", [False, True])
-def test_read_latency_of_one_event(crossing):
+@pytest.mark.parametrize("crossing, late_event", [(False, False), (True, False),
+                                                  (False, True)])
+def test_read_latency_of_one_event(crossing, late_event):
     """Within one domain the count shows an event right after its clock edge; across domains it
     passes the Gray register (event clock), the two synchroniser flip-flops and the count
     register (three read-clock edges, one more when the Gray register's edge falls just after a
     read edge): three or four read-clock edges, as documented, never at once."""
-    domain, dut, m = _design(crossing)
+    domain, dut, m = _design(crossing, late_event)
     clocks = {"sync": 1e-9, **({"ev": (1e-9, 0.3e-9)} if crossing else {})}
     seen = {}
 

@@ -15,16 +15,17 @@ def _pairs(width):
     if width <= 3:
         return list(itertools.product(range(1 << width), repeat=2))
     rng = random.Random(width)
-    edge = [0, 1, (1 << width) - 1, 1 << (width - 1)]
+    edge = [0, 1, (1 << width) - 1, 1 << (width - 1), (1 << (width // 2)) - 1]
     return [(a, b) for a in edge for b in edge] + \
         [(rng.getrandbits(width), rng.getrandbits(width)) for _ in range(60)]
 
 
-@pytest.mark.parametrize("width", [1, 3, 33])
+@pytest.mark.parametrize("width", [1, 3, 16, 33])
 def test_against_integers(width):
     a, b, cin = Signal(width), Signal(width), Signal()
     outs = {"add": Signal(width), "addc": Signal(width), "sub": Signal(width),
-            "inc": Signal(width), "ge": Signal(), "gray": Signal(width)}
+            "inc": Signal(width), "ge": Signal(), "gray": Signal(width),
+            "split_inc": Signal(width), "select_sub": Signal(width), "select_add": Signal(width)}
     m = Module()
     m.d.comb += [
         outs["add"].eq(prefix.add(m, a, b)),
@@ -33,6 +34,9 @@ def test_against_integers(width):
         outs["inc"].eq(prefix.increment(m, a, cin)),
         outs["ge"].eq(prefix.greater_equal(m, a, b)),
         outs["gray"].eq(prefix.gray_to_binary(m, a)),
+        outs["split_inc"].eq(prefix.split_increment(m, a)),
+        outs["select_sub"].eq(prefix.select_sub(m, a, b)),
+        outs["select_add"].eq(prefix.select_add(m, a, b)),
     ]
     mask = (1 << width) - 1
     checked = []
@@ -54,7 +58,8 @@ def test_against_integers(width):
                 got = {name: ctx.get(sig) for name, sig in outs.items()}
                 want = {"add": (x + y) & mask, "addc": (x + y + c) & mask,
                         "sub": (x - y) & mask, "inc": (x + c) & mask, "ge": int(x >= y),
-                        "gray": binary_of_gray(x)}
+                        "gray": binary_of_gray(x), "split_inc": (x + 1) & mask,
+                        "select_sub": (x - y) & mask, "select_add": (x + y) & mask}
                 assert got == want, (width, x, y, c)
                 checked.append(1)
 
