@@ -66,6 +66,8 @@ area: venv
 
 fpga: venv
 	$(BIN)/ahasd fpga ecp5 all --readme README.md
+	$(BIN)/ahasd fpga ecp5 state_commit --param config.burst_bytes=8 --param max_rank=2 \
+	  --name state_commit_4lane_r2 --readme README.md
 	$(BIN)/ahasd fpga ice40 all --readme README.md
 
 # The controller behind a UART-to-AXI4-Lite bridge on the ULX3S, to a bitstream.
