@@ -144,6 +144,9 @@ write_json netlist.json
 LUT_FALLBACK_CPU_S = 300
 
 
+_RAM_STYLE_DISTRIBUTED = re.compile(r'\(\*\s*ram_style\s*=\s*"distributed"\s*\*\)')
+
+
 def _count(cells, names):
     return sum(n for cell, n in cells.items() if cell in names)
 
@@ -173,6 +176,10 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     shared = share_modules(text)
     design, synth_top = shared.text, top
     if family == "ice40":
+        # iCE40 has no distributed (LUT) RAM: a storage marked for it (the draft queue's FIFO,
+        # which needs ECP5's asynchronous read) is left to yosys, which maps it to flip-flops
+        # or block RAM; with the hint kept, memory_libmap finds no mapping and fails.
+        design = _RAM_STYLE_DISTRIBUTED.sub("", design)
         design += "\n" + serial_wrapper(text, top)
         synth_top = "fpga_top"
     (work / "design.v").write_text(design)
