@@ -43,23 +43,8 @@ def test_twice():
 '''
 
 
-def tiny_repo(root):
-    """A checkout with the repository's layout rule (ahasd/hw a symlink to hw/), one module,
-    one test."""
-    root = Path(root)
-    (root / "ahasd").mkdir(parents=True)
-    (root / "ahasd" / "__init__.py").write_text("")
-    (root / "hw").mkdir()
-    (root / "hw" / "__init__.py").write_text("")
-    (root / "hw" / "tiny.py").write_text(TINY)
-    (root / "ahasd" / "hw").symlink_to("../hw")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_tiny.py").write_text(TINY_TEST)
-    (root / "pyproject.toml").write_text(textwrap.dedent('''\
-        [tool.pytest.ini_options]
-        addopts = "--import-mode=importlib"
-        '''))
-    return root
+def tiny_repo(root, tiny_checkout):
+    return tiny_checkout(root, TINY, TINY_TEST)
 
 
 def mutant(**kw):
@@ -99,8 +84,8 @@ def test_drawn_sites_are_located_and_reproducible():
     assert draw(["hw/tiny.py"], 3, 7, read=read) == draw(["hw/tiny.py"], 3, 7, read=read)
 
 
-def test_killed_equivalent_and_untested_mutants(tmp_path):
-    repo = tiny_repo(tmp_path / "repo")
+def test_killed_equivalent_and_untested_mutants(tmp_path, tiny_checkout):
+    repo = tiny_repo(tmp_path / "repo", tiny_checkout)
     files = check_imports(make_tree(repo, tmp_path / "copy") and tmp_path / "copy",
                           ["ahasd", "ahasd.hw", "ahasd.hw.tiny"])
     assert all(str((tmp_path / "copy").resolve()) in str(Path(f).resolve())
@@ -225,9 +210,9 @@ def test_c_scopes_and_sites():
                              scope="clamp"))
 
 
-def test_a_c_mutant_runs_against_the_copy(tmp_path):
+def test_a_c_mutant_runs_against_the_copy(tmp_path, tiny_checkout):
     """A C mutant is applied in the copy and the probe checks its package (firmware/)."""
-    repo = tiny_repo(tmp_path / "repo")
+    repo = tiny_repo(tmp_path / "repo", tiny_checkout)
     (repo / "firmware").mkdir()
     (repo / "firmware" / "__init__.py").write_text("")
     (repo / "firmware" / "tiny.c").write_text(TINY_C)

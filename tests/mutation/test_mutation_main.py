@@ -2,7 +2,6 @@
 but not run unless asked, --files selects by source file, --record-killers writes the killer."""
 
 import textwrap
-from pathlib import Path
 
 from ahasd.mutation.__main__ import main
 
@@ -37,24 +36,12 @@ CATALOGUE = textwrap.dedent('''\
     ''')
 
 
-def _repo(root):
-    root = Path(root)
-    (root / "ahasd").mkdir(parents=True)
-    (root / "ahasd" / "__init__.py").write_text("")
-    (root / "hw").mkdir()
-    (root / "hw" / "__init__.py").write_text("")
-    (root / "hw" / "tiny.py").write_text(TINY)
-    (root / "ahasd" / "hw").symlink_to("../hw")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_tiny.py").write_text(TESTS)
-    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\n'
-                                         'addopts = "--import-mode=importlib"\n')
-    (root / "catalogue.toml").write_text(CATALOGUE)
-    return root
+def _repo(root, tiny_checkout):
+    return tiny_checkout(root, TINY, TESTS, CATALOGUE)
 
 
-def test_equivalents_not_run_and_killers_recorded(tmp_path, capsys):
-    repo = _repo(tmp_path / "repo")
+def test_equivalents_not_run_and_killers_recorded(tmp_path, capsys, tiny_checkout):
+    repo = _repo(tmp_path / "repo", tiny_checkout)
     args = ["run", "--repo", str(repo), "--catalogue", str(repo / "catalogue.toml"), "--jobs", "1"]
     assert main([*args, "--files", "hw/", "--record-killers"]) == 0
     out, err = capsys.readouterr()

@@ -3,7 +3,6 @@ likely killer) runs before the rest of its own file, and a named test that no lo
 drops out with a note instead of erroring the run."""
 
 import textwrap
-from pathlib import Path
 
 from ahasd.mutation.catalogue import Catalogue
 from ahasd.mutation.locate import Mutant
@@ -22,36 +21,25 @@ TESTS = textwrap.dedent('''\
     ''')
 
 
-def _repo(root):
-    root = Path(root)
-    (root / "ahasd").mkdir(parents=True)
-    (root / "ahasd" / "__init__.py").write_text("")
-    (root / "hw").mkdir()
-    (root / "hw" / "__init__.py").write_text("")
-    (root / "hw" / "tiny.py").write_text(TINY)
-    (root / "ahasd" / "hw").symlink_to("../hw")
-    (root / "tests").mkdir()
-    (root / "tests" / "test_tiny.py").write_text(TESTS)
-    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\n'
-                                         'addopts = "--import-mode=importlib"\n')
-    return root
+def _repo(root, tiny_checkout):
+    return tiny_checkout(root, TINY, TESTS)
 
 
-def _run(tmp_path, tests):
+def _run(tmp_path, tiny_checkout, tests):
     catalogue = Catalogue(seed=0, modules={"hw/tiny.py": ["tests/test_tiny.py"]}, mutants=())
     mutant = Mutant(id="sat", file="hw/tiny.py", find="min(x, top)", replace="x",
                     tests=tuple(tests))
-    return run_mutant(_repo(tmp_path / "repo"), catalogue, mutant, nice=False,
+    return run_mutant(_repo(tmp_path / "repo", tiny_checkout), catalogue, mutant, nice=False,
                       workdir=tmp_path)
 
 
-def test_the_named_killer_runs_before_its_file(tmp_path):
-    result = _run(tmp_path, ["tests/test_tiny.py::test_last_in_file", "tests/test_tiny.py"])
+def test_the_named_killer_runs_before_its_file(tmp_path, tiny_checkout):
+    result = _run(tmp_path, tiny_checkout, ["tests/test_tiny.py::test_last_in_file", "tests/test_tiny.py"])
     assert result.status == "killed" and "test_last_in_file" in result.detail, result.detail
 
 
-def test_a_vanished_named_test_drops_out(tmp_path):
-    result = _run(tmp_path, ["tests/test_tiny.py::test_renamed_away", "tests/test_tiny.py"])
+def test_a_vanished_named_test_drops_out(tmp_path, tiny_checkout):
+    result = _run(tmp_path, tiny_checkout, ["tests/test_tiny.py::test_renamed_away", "tests/test_tiny.py"])
     assert result.status == "killed", result.detail
     assert "missing test file(s) tests/test_tiny.py::test_renamed_away" in result.detail
     assert "test_first_in_file" in result.detail
