@@ -6,7 +6,9 @@ failed): :func:`ahasd.cli.main` prints it as one line ``ahasd: error: ...`` and 
 it lives apart from :mod:`ahasd.cli` so that they need not import the command line.
 """
 
-__all__ = ["CliError"]
+import contextlib
+
+__all__ = ["CliError", "grid_errors"]
 
 
 class CliError(Exception):
@@ -15,3 +17,20 @@ class CliError(Exception):
     def __init__(self, message, status=2):
         super().__init__(message)
         self.status = status
+
+
+@contextlib.contextmanager
+def grid_errors(scheduler, *, values=True):
+    """Around a run of simulator cells: a ValueError (a bad parameter found while the cells are
+    built, with ``values``) and an OSError from the dask ``scheduler`` (unreachable) become
+    :class:`CliError`; an OSError without a scheduler is not the user's and propagates."""
+    try:
+        yield
+    except ValueError as e:
+        if not values:
+            raise
+        raise CliError(str(e)) from None
+    except OSError as e:
+        if scheduler is None:
+            raise
+        raise CliError(f"cannot reach scheduler {scheduler}: {e}") from None

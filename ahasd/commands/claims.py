@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, integer
-from ahasd.errors import CliError
+from ahasd.errors import CliError, grid_errors
 from ahasd.files import fresh_output_dir
 from ahasd.readme import check_readme, update_section
 
@@ -84,17 +84,11 @@ def run(args):
 
     def bar(description, total):
         return _steps(progress(description, total))
-    try:
+    with grid_errors(args.scheduler):
         doc = run_claims(args.out, claims=names, axes=axes, heatmap=heat, quick=args.quick,
-                   tokens=args.tokens, seeds=args.seeds, seed=args.seed, jobs=args.jobs,
-                   scheduler=args.scheduler, overrides=args.overrides, progress=bar,
-                   plots=not args.no_plots)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    except OSError as e:  # e.g. an unreachable scheduler
-        if args.scheduler is None:
-            raise
-        raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
+                         tokens=args.tokens, seeds=args.seeds, seed=args.seed, jobs=args.jobs,
+                         scheduler=args.scheduler, overrides=args.overrides, progress=bar,
+                         plots=not args.no_plots)
     print((args.out / "summary.md").read_text())
     if args.readme is not None:
         from ahasd.sim.system.claims import sentence_lines

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from ahasd.args import TOKENS_MAX, check_choice, integer, seed
-from ahasd.errors import CliError
+from ahasd.errors import CliError, grid_errors
 from ahasd.files import fresh_output_dir, os_reason, output_dir
 from ahasd.progress import progress
 from ahasd.sim.decoding.policies import policy_names
@@ -122,19 +122,12 @@ def _system(args):
     gemv_mm2 = (_gemv_mm2(args.area_json) if any(n == "pim.units" for n, _ in axes)
                 else None)
     fresh_output_dir(args.out, "--out", force=args.force)                       # before any work
-    try:
-        total = math.prod(len(values) for _, values in axes)
-        with progress(f"simulating {total} points", total) as update:
-            rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
-                             system=args.system, pair=args.pair, policy=args.policy,
-                             tokens=args.tokens, seed=args.seed, progress=_counter(update),
-                             gemv_mm2=gemv_mm2)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    except OSError as e:  # e.g. an unreachable scheduler
-        if args.scheduler is None:
-            raise
-        raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
+    total = math.prod(len(values) for _, values in axes)
+    with grid_errors(args.scheduler), progress(f"simulating {total} points", total) as update:
+        rows = run_sweep(axes, args.out, jobs=args.jobs, scheduler=args.scheduler,
+                         system=args.system, pair=args.pair, policy=args.policy,
+                         tokens=args.tokens, seed=args.seed, progress=_counter(update),
+                         gemv_mm2=gemv_mm2)
     bad = [r["error"] for r in rows if "error" in r]
     print(f"{len(rows)} points written to {args.out}/sweep.csv"
           + (f"; {len(bad)} could not run: {bad[0]}" if bad else ""))
@@ -199,14 +192,10 @@ def _area(args):
                                                   tokens=args.tokens, seed=args.seed,
                                                   progress=update)
     with progress(f"synthesising {len(points)} points", len(points)) as update:
-        try:
+        with grid_errors(args.scheduler, values=False):
             rows = area_sweep.run_area_sweep(points, out, traces=traces, build_dir=build,
                                              jobs=args.jobs, scheduler=args.scheduler,
                                              progress=_counter(update))
-        except OSError as e:
-            if args.scheduler is None:
-                raise
-            raise CliError(f"cannot reach scheduler {args.scheduler}: {e}") from None
     bad = [r["error"] for r in rows if r.get("error")]
     print(f"{len(rows)} points written to {out}/sweep.csv in {time.monotonic() - start:.0f} s"
           + (f"; {len(bad)} failed: {bad[0]}" if bad else ""))
