@@ -212,11 +212,7 @@ def gemv_efficiency_raw(m=GEMV_SLICE[0], n=GEMV_SLICE[1], *, burst_bytes=32, t_c
 
     async def testbench(ctx):
         await feed_and_start(ctx, dut, x, m, n)
-        while ctx.get(dut.busy):
-            if ctx.get(dut.o_valid):
-                out["y"].append(ctx.get(dut.o_data))
-            await ctx.tick()
-        out["cycles"], out["error"] = ctx.get(dut.cycles), ctx.get(dut.dram_error)
+        out["cycles"], out["error"] = await _drain(ctx, dut, dut.o_valid, dut.o_data, out["y"])
 
     simulate(dut, testbench)
     if out["error"] or not np.array_equal(np.array(out["y"]), gemv(w, x)):
@@ -260,11 +256,8 @@ def commit_cycles(d_k, d_v=128, *, max_rank=16, burst_bytes=32, t_ccd=4, seed=0)
         ctx.set(dut.o_stream__ready, 1)
         await ctx.tick()
         ctx.set(dut.start, 0)
-        while ctx.get(dut.busy):
-            if ctx.get(dut.o_stream__valid):
-                out["words"].append(ctx.get(dut.o_stream__payload0))
-            await ctx.tick()
-        out["cycles"], out["error"] = ctx.get(dut.cycles), ctx.get(dut.dram_error)
+        out["cycles"], out["error"] = await _drain(ctx, dut, dut.o_stream__valid,
+                                                   dut.o_stream__payload0, out["words"])
 
     simulate(dut, testbench)
     if out["error"] or len(out["words"]) != bursts or not np.array_equal(
@@ -368,3 +361,13 @@ def print_figures(figures, console=None):
                f"GTS mode switch {figures['gts_switch_cycles']:,} cycles", console=console)
     print_text(f"written to {figures['written']} (the simulator's copy: sim/system/configs/rtl_timing.toml)",
                console=console)
+
+
+async def _drain(ctx, dut, valid, data, sink):
+    """Until ``dut.busy`` falls, append ``data`` to ``sink`` in every cycle ``valid`` is high;
+    then return the unit's ``(cycles, dram_error)`` counters."""
+    while ctx.get(dut.busy):
+        if ctx.get(valid):
+            sink.append(ctx.get(data))
+        await ctx.tick()
+    return ctx.get(dut.cycles), ctx.get(dut.dram_error)
