@@ -6,7 +6,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import select_sub, split_increment
+from ahasd.hw.prefix import gray_difference, split_increment
 from ahasd.spec.params import COUNTER_BITS, check_bool, check_domain, check_int
 
 __all__ = ["EventCounter"]
@@ -109,17 +109,13 @@ class EventCounter(wiring.Component):
         # fit one cycle at 28 nm. `seen_prev` is the value
         # the count on display was computed from: a clear stores it as the offset, and the count
         # reads 0 from the next cycle.
-        seen = Signal(w)
-        # Each bit the XOR of the Gray bits at and above it, as its own reduction: synthesis
-        # maps each as a tree (three LUT4 levels on ECP5; a chain of prefix levels kept as
-        # signals of their own took eight).
-        m.d.comb += seen.eq(Cat(gray_sync[i:].xor() for i in range(w)))
         seen_prev = Signal(w)
         offset = Signal(w)
         r = self.read_domain
+        difference, seen = gray_difference(m, gray_sync, offset)
         m.d[r] += seen_prev.eq(seen)
         with m.If(self.clear):
             m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
         with m.Else():
-            m.d[r] += self.count.eq(select_sub(m, seen, offset))
+            m.d[r] += self.count.eq(difference)
         return m
