@@ -9,6 +9,8 @@ prefix increment behind a late event came back as the ripple chain), so a critic
 better kept off the path by a register (a precomputed ``count + 1``); these trees shorten carries
 that start and end at registers. On ECP5 they are slower than a carry chain (LUT levels instead
 of CCU2C cells; measured on the controller), so the RTL uses them only for a Gray decode.
+Levels marked ``keep`` (:func:`gray_difference`'s XOR trees) do survive ABC as written: every
+level is then a net of its own, a 2-input gate per bit.
 
 All values are unsigned; results wrap at ``width`` bits (default the wider operand). Each
 function takes the module ``m`` and names its levels ``name``: every prefix level is a signal
