@@ -21,8 +21,10 @@ def queue_counters(m, ctl, regs, s, npu="npu"):
     """
     q = ctl._queues
     dq, fq, pq = q.draft, q.feedback, q.preverify
-    discarded_prev = Signal.like(dq.discarded)
-    m.d[npu] += discarded_prev.eq(dq.discarded)
+    # `discarded` steps exactly in the cycle after `discarding`: the registered `discarding`
+    # is the cycle in which it changed, one flip-flop instead of a 32-bit inequality.
+    discarded_step = Signal()
+    m.d[npu] += discarded_step.eq(dq.discarding)
     events = {
         "draft_q_pushes": (s.draft_push, "sync"),
         "draft_q_pops": (dq.o_stream.valid & dq.o_stream.ready, npu),
@@ -34,7 +36,7 @@ def queue_counters(m, ctl, regs, s, npu="npu"):
         "preverify_q_pops": (pq.o_stream.valid & pq.o_stream.ready, "sync"),
         "preverify_q_pushbacks": (s.want & ~s.deciding & ~pq.i_stream.ready, "sync"),
         "squashes": (dq.squash & dq.squash_ready, npu),
-        "squash_discarded": (dq.discarded != discarded_prev, npu),
+        "squash_discarded": (discarded_step, npu),
     }
     for name, (event, domain) in events.items():
         counter = EventCounter(width=ctl.counter_bits, domain=domain, read_domain="sync")

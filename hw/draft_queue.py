@@ -90,6 +90,8 @@ class DraftQueue(wiring.Component):
         FIFO fill as the consumer sees it (includes stale entries).
     discarded : Out(COUNTER_BITS), read domain
         Stale entries removed so far (wraps).
+    discarding : Out(1), read domain
+        A stale entry is removed in this cycle (``discarded`` counts it from the next cycle).
     """
 
     def __init__(self, *, depth=64, layout=DraftDescriptor, w_domain="pim", r_domain="npu"):
@@ -114,6 +116,7 @@ class DraftQueue(wiring.Component):
             "squash_ready": Out(1),
             "r_level": Out(level_bits),
             "discarded": Out(COUNTER_BITS),
+            "discarding": Out(1),
         })
 
     def elaborate(self, platform):
@@ -165,6 +168,7 @@ class DraftQueue(wiring.Component):
             fifo.r_en.eq(stale | self.o_stream.ready),
             self.squash_ready.eq(ack_gray == r_epoch_gray),
             self.r_level.eq(fifo.r_level),
+            self.discarding.eq(stale),
         ]
         with m.If(stale):
             m.d[r] += self.discarded.eq(self.discarded + 1)

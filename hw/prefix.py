@@ -9,6 +9,8 @@ prefix increment behind a late event came back as the ripple chain), so a critic
 better kept off the path by a register (a precomputed ``count + 1``); these trees shorten carries
 that start and end at registers. On ECP5 they are slower than a carry chain (LUT levels instead
 of CCU2C cells; measured on the controller), so the RTL uses them only for a Gray decode.
+Levels marked ``keep`` (:func:`gray_difference`'s XOR trees) do survive ABC as written: every
+level is then a net of its own, a 2-input gate per bit.
 
 All values are unsigned; results wrap at ``width`` bits (default the wider operand). Each
 function takes the module ``m`` and names its levels ``name``: every prefix level is a signal
@@ -18,7 +20,7 @@ of its own, so the levels' shared terms stay shared (an expression tree would re
 from amaranth import Cat, Const, Mux, Signal, Value
 
 __all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary", "split_increment",
-           "select_add", "select_sub"]
+           "select_add", "select_sub", "gray_difference"]
 
 
 def _bits(value, width):
@@ -26,8 +28,8 @@ def _bits(value, width):
     return [value[i] if i < len(value) else Const(0, 1) for i in range(width)]
 
 
-def _level(m, name, bits):
-    signal = Signal(len(bits), name=name)
+def _level(m, name, bits, keep=False):
+    signal = Signal(len(bits), name=name, attrs={"keep": 1} if keep else {})
     m.d.comb += signal.eq(Cat(*bits))
     return [signal[i] for i in range(len(bits))]
 
@@ -146,3 +148,57 @@ def select_sub(m, a, b, name="select_sub"):
         high_borrow.eq(a[half:] + ~b[half:]),   # a - b - 1
     ]
     return Cat(low[:half], Mux(low[half], high, high_borrow))
+
+
+def _suffix_xor(m, bits, name):
+    """Bit ``i`` the XOR of ``bits[i:]``: a suffix tree of XORs (``ceil(log2(len(bits)))``
+    levels), each level a signal kept through synthesis, so that the area mapping cannot fold it
+    into a chain."""
+    n = len(bits)
+    span, level = 1, 0
+    while span < n:
+        bits = _level(m, f"{name}_x{level}",
+                      [bits[i] ^ bits[i + span] if i + span < n else bits[i] for i in range(n)],
+                      keep=True)
+        span *= 2
+        level += 1
+    return Cat(*bits)
+
+
+def gray_difference(m, gray, b, name="gray_diff"):
+    """``(binary(gray) - b) mod 2**width`` and ``binary(gray)`` (``width = len(gray)``), the Gray
+    decode overlapped with the subtraction. Returns ``(difference, binary)``.
+
+    Bit ``i`` of the binary value is the XOR of Gray bits ``i`` and above, so the lower half's
+    binary bits are the XOR of the lower half's own suffix ``s`` with the parity ``P`` of the
+    upper half. The lower half's difference is computed for both parities (``s - b`` and
+    ``~s - b = ~(s + b)``) beside the upper half's decode and its two differences (``h - b`` and
+    ``h - b - 1 = ~(b - h)``); ``P`` selects the lower one and its borrow the upper one (carry
+    select). Each candidate is a carry chain of half the width (ripple gates at 28 nm, a carry
+    chain on an FPGA); the inverted forms keep Yosys's ``opt_share`` from merging a pair back
+    into one adder behind the multiplexer (the chain with the select as its carry in)."""
+    gray = Value.cast(gray)
+    width = len(gray)
+    b = Cat(*_bits(b, width))
+    bits = _bits(gray, width)
+    if width < 8:
+        seen = _suffix_xor(m, bits, f"{name}_dec")
+        return (seen - b)[:width], seen
+    half = width // 2
+    suffix = _suffix_xor(m, bits[:half], f"{name}_lo_dec")
+    high = _suffix_xor(m, bits[half:], f"{name}_hi_dec")
+    parity = high[0]
+    even = Signal(half + 1, name=f"{name}_lo_even")   # s - b; top bit set: no borrow
+    odd_sum = Signal(half + 1, name=f"{name}_lo_odd")  # s + b; top bit set: ~s - b borrows
+    high_diff = Signal(width - half, name=f"{name}_hi")
+    high_rev = Signal(width - half, name=f"{name}_hi_rev")   # b - h = ~(h - b - 1)
+    m.d.comb += [
+        even.eq(Cat(suffix, Const(1, 1)) - b[:half]),
+        odd_sum.eq(suffix + b[:half]),
+        high_diff.eq(high - b[half:]),
+        high_rev.eq(b[half:] - high),
+    ]
+    low = Mux(parity, ~odd_sum[:half], even[:half])
+    no_borrow = Mux(parity, ~odd_sum[half], even[half])
+    seen = Cat(suffix ^ Cat(*[parity] * half), high)
+    return Cat(low, Mux(no_borrow, high_diff, ~high_rev)), seen

@@ -110,7 +110,7 @@ class Queues(wiring.Component):
         The unverified-draft queue (:class:`~ahasd.hw.draft_queue.DraftQueue`), PIM -> NPU:
         ``draft.i_stream``, ``draft.w_squash``, ``draft.w_level`` (PIM domain) and
         ``draft.o_stream``, ``draft.squash``, ``draft.squash_ready``, ``draft.r_level``,
-        ``draft.discarded`` (NPU domain).
+        ``draft.discarded``, ``draft.discarding`` (NPU domain).
     feedback : Out(DescriptorQueue.signature)
         The feedback queue, NPU -> PIM: ``feedback.i_stream``, ``feedback.w_level`` (NPU),
         ``feedback.o_stream``, ``feedback.r_level`` (PIM).

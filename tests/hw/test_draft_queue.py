@@ -247,3 +247,52 @@ def test_epoch_width_follows_depth():
     dut = DraftQueue(depth=16)
     assert dut.epoch_bits == 6
     Fragment.get(dut, None)  # elaborated, so no "created but never used" warning
+
+
+@pytest.mark.parametrize("npu_ns,pim_ns", [(1.0, 1.25), (1.0, 3.0)])
+def test_discarding_is_the_cycle_before_discarded_steps(npu_ns, pim_ns):
+    """``discarding`` is high exactly in the read cycles after which ``discarded`` steps: the
+    controller's SQUASH_DISCARDED counts its registered copy instead of comparing ``discarded``
+    with its value one cycle earlier. Random traffic with frequent squashes."""
+    dut = DraftQueue(depth=4)
+    rng = random.Random(int(npu_ns * 10 + pim_ns))
+    seen = {"cycles": 0, "discarding": 0, "steps": 0}
+
+    async def producer(ctx):
+        prng = random.Random(rng.random())
+        serial, valid = 0, False
+        while seen["cycles"] < 1500:
+            if not valid and prng.random() < 0.7:
+                valid = True
+                ctx.set(dut.i_stream.payload,
+                        to_payload(DraftLayout, random_descriptor(prng, serial)))
+            ctx.set(dut.i_stream.valid, valid)
+            *_, ready = await ctx.tick("pim").sample(dut.i_stream.ready)
+            if valid and ready:
+                serial, valid = serial + 1, False
+
+    async def consumer(ctx):
+        crng = random.Random(rng.random())
+        squash = False
+        for _ in range(1500):
+            squash = squash or crng.random() < 0.1
+            ctx.set(dut.o_stream.ready, crng.random() < 0.3)
+            ctx.set(dut.squash, squash)
+            *_, squash_ready = await ctx.tick("npu").sample(dut.squash_ready)
+            squash = squash and not squash_ready
+
+    async def monitor(ctx):
+        before = ctx.get(dut.discarded)
+        for _ in range(1500):
+            *_, discarding = await ctx.tick("npu").sample(dut.discarding)
+            after = ctx.get(dut.discarded)
+            assert discarding == (after != before), (seen["cycles"], before, after)
+            seen["cycles"] += 1
+            seen["discarding"] += discarding
+            seen["steps"] += after != before
+            before = after
+
+    run_two_clocks(dut, npu_ns=npu_ns, pim_ns=pim_ns, testbenches=[producer, consumer, monitor],
+                   deadline_ns=2000 * max(npu_ns, pim_ns))
+    assert seen["cycles"] == 1500
+    assert seen["discarding"] == seen["steps"] > 20

@@ -65,3 +65,49 @@ def test_against_integers(width):
 
     simulate(m, testbench, clocks={})
     assert len(checked) == 2 * len(_pairs(width))
+
+
+def _binary_of_gray(g):
+    value = 0
+    while g:
+        value ^= g
+        g >>= 1
+    return value
+
+
+@pytest.mark.parametrize("width", [1, 3, 8, 16, 32, 33])
+def test_gray_difference_against_integers(width):
+    """``gray_difference`` is the Gray code's binary value minus ``b`` (and that value), for
+    both parities of the upper half and both borrows between the halves."""
+    gray, b = Signal(width), Signal(width)
+    diff, seen = Signal(width), Signal(width)
+    m = Module()
+    difference, binary = prefix.gray_difference(m, gray, b)
+    m.d.comb += [diff.eq(difference), seen.eq(binary)]
+    mask = (1 << width) - 1
+    rng = random.Random(100 + width)
+    # Gray codes of edge values (the halves' borrows and carries) and random ones.
+    values = [0, 1, mask, 1 << (width - 1), (1 << (width // 2)) - 1, 1 << (width // 2),
+              (1 << (width // 2)) + 1]
+    values += [rng.getrandbits(width) for _ in range(40)]
+    values = [v & mask for v in values]
+    cases = [(v ^ (v >> 1), y) for v in values for y in values]
+    checked = []
+
+    async def testbench(ctx):
+        for g, y in cases:
+            ctx.set(gray, g)
+            ctx.set(b, y)
+            await ctx.delay(1e-9)
+            want = _binary_of_gray(g)
+            assert (ctx.get(seen), ctx.get(diff)) == (want, (want - y) & mask), (width, g, y)
+            checked.append(1)
+
+    simulate(m, testbench, clocks={})
+    assert len(checked) == len(cases)
+    # Both parities of the upper half occur, and both borrows out of the lower half.
+    half = width // 2
+    low = (1 << half) - 1
+    lows = [(_binary_of_gray(g) & low) < (y & low) for g, y in cases]
+    parities = [(_binary_of_gray(g) >> half) & 1 for g, y in cases]
+    assert width < 8 or (set(lows) == {False, True} and set(parities) == {0, 1})
