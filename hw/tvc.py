@@ -9,10 +9,10 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.carry_save import csa_tree, sign_of_sum
+from ahasd.hw.carry_save import compared_sum, csa, csa_tree, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import Divider
 from ahasd.hw.prefix import select_add
+from ahasd.hw.tvc_divider import RecordDivider
 from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
@@ -219,15 +219,18 @@ class TVC(wiring.Component):
 
         steps = self.divider_steps
         # The record is registered in its accept cycle (cycles, length, table; NVCT cycles as
-        # the 16-bit pieces of to_pim's product) and reaches the divider one cycle later, in the
-        # cycle the divider would spend on its saturation check: `pend`. That check is made here
-        # on the registered operands (a saturating ratio is written in that cycle), the divider
-        # itself runs without a check cycle, so a record keeps its latency, and the multiplier
-        # behind the record's payload ends at a register.
+        # the PIECE_BITS-bit pieces of cycles * freq_ratio, a product per piece and source, each
+        # into a register) and reaches the divider one cycle later: `pend`, the check cycle.
+        # The saturation check (numerator >> steps >= length) is made there on the registered
+        # operands, per source, each one carry chain (the sign of a sum of rows), and a
+        # saturating ratio is written in that cycle. The divider starts in that cycle whatever
+        # the check finds and a saturating division is aborted in the next one (`pend_sat`),
+        # so the check drives only the table writes and a record keeps its latency.
         pend = Signal()
-        pend_nvct = Signal()
+        div_sel = Signal(len(TABLES))   # one-hot: the table of the record in the divider
         pend_cycles = Signal(p.cycles_bits)
         pend_length = Signal(lb)
+        pend_nvct = div_sel[Table.NVCT.value]
         # One set of multipliers per source, each into registers of its own, selected after
         # them (by `pend_first`): the multipliers see the sources' payloads (registers or
         # ports), not the late choice between them, and no multiplexer sits behind two
@@ -236,63 +239,70 @@ class TVC(wiring.Component):
         source_pieces = [_pieces(m, src.payload.cycles, self.freq_ratio, name)
                          for src, name in zip(sources, names)]
         pend_first = Signal()
-        m.d.sync += pend_first.eq(first)
+        m.d.sync += [pend_first.eq(first), pend_cycles.eq(rec.cycles)]
+        # numerator >> steps >= length  <=>  c >= length << shift  (numerator = c * 256), and
+        # for NVCT  to_pim(cycles) >= length << shift  <=>  product >= length << (shift + 14).
+        shift = steps - RATIO_FRAC_BITS
+        over_nvct = [_at_least(m, pieces, pend_length, shift + FREQ_FRAC_BITS)
+                     for pieces in source_pieces]
+        over_nvct = Mux(pend_first, over_nvct[0], over_nvct[-1])
+        pend_over = Signal()
+        m.d.comb += pend_over.eq(Mux(pend_nvct, over_nvct,
+                                     pend_cycles >= Cat(Const(0, shift), pend_length)))
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
-        m.d.sync += pend_cycles.eq(rec.cycles)
+        to_pim = _resolved(m, pend_pieces, FREQ_FRAC_BITS)[:p.pim_cycles_bits]
         numerator = Signal(p.numerator_bits)
-        m.d.comb += numerator.eq(
-            Cat(Const(0, RATIO_FRAC_BITS),
-                Mux(pend_nvct, _shifted_sum(m, pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
-        # A ratio needs more than `steps` bits exactly when numerator >> steps >= length.
-        pend_over = Signal()
-        m.d.comb += pend_over.eq((numerator >> steps) >= pend_length)
-        m.submodules.divider = div = Divider(dividend_width=p.numerator_bits, divisor_width=lb,
-                                             quotient_bits=steps)
-        div_table = Signal(Table)
-        div_write = Signal()
+        m.d.comb += numerator.eq(Cat(Const(0, RATIO_FRAC_BITS),
+                                     Mux(pend_nvct, to_pim, pend_cycles)))
+        m.submodules.divider = div = RecordDivider(
+            dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps)
+        div_write = Signal()            # the divider's quotient is written (div_sel's table)
         div_value = Signal(rb)
         rec_start = Signal()
         pend_abort = Signal()
+        pend_sat = Signal()             # the previous cycle wrote a saturated ratio
         m.d.comb += [
             rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
-            pend_abort.eq(load.bit_select(div_table.as_value(), 1)),
-            div_busy.eq(pend | div.busy),
-            div.abort.eq(pend_abort),
-            div.start.eq(pend & ~pend_abort & ~pend_over),
+            pend_abort.eq((load & div_sel).any()),
+            div_busy.eq(pend | (div.busy & ~pend_sat)),
+            div.abort.eq(pend_abort | pend_sat),
+            div.start.eq(pend & ~pend_abort),
             div.dividend.eq(numerator),
             div.divisor.eq(pend_length),
-            div_write.eq(div.done.valid | (pend & ~pend_abort & pend_over)),
+            div_write.eq(div.done.valid | (pend & pend_over)),
             div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
-        m.d.sync += pend.eq(rec_start)
+        m.d.sync += [pend.eq(rec_start), pend_sat.eq(pend & ~pend_abort & pend_over)]
         with m.If(rec_start):
-            m.d.sync += [div_table.eq(rec.table), pend_nvct.eq(rec.table == Table.NVCT),
+            m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
 
         # The new average of the divider's table, ready as the last quotient bit arrives: the
-        # entries that stay are summed one cycle ahead (the divider writes a table at least a
-        # cycle after its last change: a record waits for the one before it, a preset of its
-        # table stops it), plus the quotient with each value of its last bit, or saturated (in
-        # the cycle after start, the check cycle). The last bit only selects.
-        kept = Signal(rb + p.depth_log2)
+        # entries that stay are summed one cycle ahead as two carry-save rows (the divider
+        # writes a table at least a cycle after its last change: a record waits for the one
+        # before it, a preset of its table stops it), plus the quotient with each value of its
+        # last bit, or saturated (in the check cycle). The last bit only selects.
+        width = rb + p.depth_log2      # the sum of all entries fits
+        kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
         if p.depth > 1:
-            # Each table's sum, registered every cycle, and the divider's table selects one: no
-            # record handshake (a late queue flag in the controller) runs into the sums.
-            sums = []
+            # Each table's rows, registered every cycle, and the divider's table selects one:
+            # no record handshake (a late queue flag in the controller) runs into the sums.
+            rows = []
             for name in TABLES:
-                total = Signal(len(kept), name=f"kept_{name}")
-                m.d.sync += total.eq(sum(tables[name][:-1]))
-                sums.append(total)
-            m.d.comb += kept.eq(Mux(div_table.as_value() == 0, sums[0],
-                                    Mux(div_table.as_value() == 1, sums[1], sums[2])))
+                regs = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
+                m.d.sync += [r.eq(v) for r, v in zip(regs, csa_tree(m, tables[name][:-1], width))]
+                rows.append(regs)
+            for i, row in enumerate(kept):
+                m.d.comb += row.eq(Mux(div_sel[0], rows[0][i],
+                                       Mux(div_sel[1], rows[1][i], rows[2][i])))
         check = pend
         high = div.quotient[:-1]
-        sum_bits = len(kept) + 1
-        sums = [select_add(m, Cat(Const(bit, 1), high), kept, sum_bits, name=f"sum{bit}")
+        quo_s, quo_c = csa(kept[0], kept[1], Cat(Const(0, 1), high), width)   # quo_c[0] is 0
+        sums = [select_add(m, quo_s, Cat(Const(bit, 1), quo_c[1:]), width, name=f"sum{bit}")
                 for bit in (0, 1)]
-        saturated = select_add(m, Const((1 << steps) - 1, steps), kept, sum_bits,
-                               name="saturated")
+        sat_s, sat_c = csa(kept[0], kept[1], Const((1 << steps) - 1, steps), width)
+        saturated = select_add(m, sat_s, sat_c, width, name="saturated")
         new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
@@ -300,7 +310,7 @@ class TVC(wiring.Component):
             with m.If(load[index]):
                 m.d.sync += [entry.eq(getattr(self.preset, name)) for entry in entries]
                 m.d.sync += averages[name].eq(getattr(self.preset, name))
-            with m.Elif(div_write & (div_table.as_value() == index)):
+            with m.Elif(div_write & div_sel[index]):
                 m.d.sync += [entries[0].eq(div_value)]
                 m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
                 m.d.sync += averages[name].eq(new_average)
@@ -381,9 +391,10 @@ class TVC(wiring.Component):
         return m
 
 
-#: Width of the pieces a decision's products are split into (an ECP5 / iCE40 multiplier is
-#: 18 x 18 or 16 x 16 bits); at least the 14 fraction bits shifted out of ``to_pim``.
-PIECE_BITS = 16
+#: Width of the pieces of ``cycles`` whose products with ``freq_ratio`` a record registers
+#: (8 x 16 bits each: at 28 nm a 16 x 16 product with its carry is longer than a cycle; an ECP5
+#: MULT18X18D each).
+PIECE_BITS = 8
 
 
 def _times(value, factor):
@@ -416,17 +427,24 @@ def _pieces(m, value, factor, name):
     return products
 
 
-def _shifted_sum(m, products, shift):
-    """``(sum of product << offset) >> shift``, exactly: every offset but the first is a
-    multiple of ``PIECE_BITS >= shift``, so only the first product loses bits. Two terms are
-    added by a carry-select adder."""
-    assert PIECE_BITS >= shift
-    terms = [products[0][1][shift:]]
-    terms += [product << (offset - shift) for offset, product in products[1:]]
-    if len(terms) == 2:
-        width = max(len(t) for t in terms) + 1
-        return select_add(m, terms[0], terms[1], width, name="to_pim_sum")
-    return sum(terms[1:], terms[0])
+def _at_least(m, products, value, shift):
+    """``sum(product << offset) >= value << shift`` as one carry chain: the sign of the sum of
+    the shifted products and ``~(value << shift) + 1`` (a full-adder tree, then the sign as a
+    comparison, :func:`ahasd.hw.carry_save.sign_of_sum`)."""
+    top = max(offset + len(product) for offset, product in products)
+    width = max(top, shift + len(value)) + 1
+    minus = ~Cat(Const(0, shift), value, Const(0, width - shift - len(value)))
+    s, c = csa_tree(m, [product << offset for offset, product in products] + [minus, 1], width)
+    return ~sign_of_sum(s, c, width)
+
+
+def _resolved(m, products, shift):
+    """``(sum of product << offset) >> shift``: a full-adder tree of the shifted products,
+    then the two rows added by segments side by side (:func:`ahasd.hw.carry_save.compared_sum`:
+    the carries between them comparisons), so the longest ripple is a segment's."""
+    width = max(offset + len(product) for offset, product in products)
+    s, c = csa_tree(m, [product << offset for offset, product in products], width)
+    return compared_sum(s, c, width)[shift:]
 
 
 def _floor_rows(rows, shift):
