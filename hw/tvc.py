@@ -9,9 +9,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.carry_save import compared_sum, csa, csa_tree, sign_of_sum
+from ahasd.hw.carry_save import csa, csa_tree, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import select_add
 from ahasd.hw.tvc_divider import RecordDivider
 from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
@@ -251,10 +250,16 @@ class TVC(wiring.Component):
                                      pend_cycles >= Cat(Const(0, shift), pend_length)))
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
-        to_pim = _resolved(m, pend_pieces, FREQ_FRAC_BITS)[:p.pim_cycles_bits]
-        numerator = Signal(p.numerator_bits)
-        m.d.comb += numerator.eq(Cat(Const(0, RATIO_FRAC_BITS),
-                                     Mux(pend_nvct, to_pim, pend_cycles)))
+        # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
+        floors = _floor_rows(_product_rows(m, pend_pieces), FREQ_FRAC_BITS)
+        to_pim = csa(*floors, len(floors[0]))
+        numerator = [Signal(p.numerator_bits, name=f"numerator_{row}") for row in "sc"]
+        m.d.comb += [
+            numerator[0].eq(Cat(Const(0, RATIO_FRAC_BITS),
+                                Mux(pend_nvct, to_pim[0][:p.pim_cycles_bits], pend_cycles))),
+            numerator[1].eq(Cat(Const(0, RATIO_FRAC_BITS),
+                                Mux(pend_nvct, to_pim[1][:p.pim_cycles_bits], 0))),
+        ]
         m.submodules.divider = div = RecordDivider(
             dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps)
         div_write = Signal()            # the divider's quotient is written (div_sel's table)
@@ -268,7 +273,8 @@ class TVC(wiring.Component):
             div_busy.eq(pend | (div.busy & ~pend_sat)),
             div.abort.eq(pend_abort | pend_sat),
             div.start.eq(pend & ~pend_abort),
-            div.dividend.eq(numerator),
+            div.dividend.eq(numerator[0]),
+            div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
             div_write.eq(div.done.valid | (pend & pend_over)),
             div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
@@ -278,32 +284,50 @@ class TVC(wiring.Component):
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
 
-        # The new average of the divider's table, ready as the last quotient bit arrives: the
-        # entries that stay are summed one cycle ahead as two carry-save rows (the divider
-        # writes a table at least a cycle after its last change: a record waits for the one
-        # before it, a preset of its table stops it), plus the quotient with each value of its
-        # last bit, or saturated (in the check cycle). The last bit only selects.
+        # The new average of the divider's table, ready as the last quotient bit arrives. The
+        # entries that stay are summed as two carry-save rows every cycle (the divider writes a
+        # table at least a cycle after its last change: a record waits for the one before it,
+        # a preset of its table stops it), the divider's table selects them. The sum with the
+        # quotient is split at bit `lo`: the high part's two candidates (carry 0 and 1) are
+        # registered in the cycle before the last step (every quotient bit they need is known
+        # then), the low part is added in the last step beside the last bit, which only
+        # selects. The saturated sum (written in the check cycle) has its low part and carry
+        # registered every cycle ahead, per table.
         width = rb + p.depth_log2      # the sum of all entries fits
-        kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
-        if p.depth > 1:
-            # Each table's rows, registered every cycle, and the divider's table selects one:
-            # no record handshake (a late queue flag in the controller) runs into the sums.
-            rows = []
-            for name in TABLES:
-                regs = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
-                m.d.sync += [r.eq(v) for r, v in zip(regs, csa_tree(m, tables[name][:-1], width))]
-                rows.append(regs)
-            for i, row in enumerate(kept):
-                m.d.comb += row.eq(Mux(div_sel[0], rows[0][i],
-                                       Mux(div_sel[1], rows[1][i], rows[2][i])))
-        check = pend
-        high = div.quotient[:-1]
-        quo_s, quo_c = csa(kept[0], kept[1], Cat(Const(0, 1), high), width)   # quo_c[0] is 0
-        sums = [select_add(m, quo_s, Cat(Const(bit, 1), quo_c[1:]), width, name=f"sum{bit}")
-                for bit in (0, 1)]
-        sat_s, sat_c = csa(kept[0], kept[1], Const((1 << steps) - 1, steps), width)
-        saturated = select_add(m, sat_s, sat_c, width, name="saturated")
-        new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
+        lo = width // 2
+        ones = Const((1 << steps) - 1, steps)
+        rows, sat_lows, sat_rows = [], [], []
+        for name in TABLES:
+            kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
+            sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
+            sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
+            now = csa_tree(m, tables[name][:-1], width)
+            sat = csa(*now, ones, width)
+            m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
+            m.d.sync += [sat_low.eq(sat[0][:lo] + sat[1][:lo]),
+                         *(r.eq(v[lo:]) for r, v in zip(sat_high, sat))]
+            rows.append(kept_rows)
+            sat_lows.append(sat_low)
+            sat_rows.append(sat_high)
+
+        def by_table(values):
+            return Mux(div_sel[0], values[0], Mux(div_sel[1], values[1], values[2]))
+
+        kept = [by_table([r[i] for r in rows]) for i in range(2)]
+        sat_low = by_table(sat_lows)
+        saturated = Cat(sat_low[:lo], by_table([r[0] for r in sat_rows]) +
+                        by_table([r[1] for r in sat_rows]) + sat_low[lo])
+        # kept + quotient: u + v with v[0] = 0 (the last bit's place). In the cycle before the
+        # last step, quotient bit j >= 2 is quo[j - 2].
+        earlier = csa(*kept, Cat(Const(0, 2), div.quotient[:-2]), width)
+        high_sums = [Signal(width - lo, name=f"sum_hi{carry}") for carry in (0, 1)]
+        m.d.sync += [h.eq(earlier[0][lo:] + earlier[1][lo:] + carry)
+                     for carry, h in enumerate(high_sums)]
+        u, v = csa(*kept, Cat(Const(0, 1), div.quotient[:-1]), width)
+        lows = [Signal(lo + 1, name=f"sum_lo{bit}") for bit in (0, 1)]
+        m.d.comb += [low.eq(u[:lo] + v[:lo] + bit) for bit, low in enumerate(lows)]
+        sums = [Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])) for low in lows]
+        new_average = Mux(pend, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         for index, (name, entries) in enumerate(tables.items()):
@@ -438,13 +462,10 @@ def _at_least(m, products, value, shift):
     return ~sign_of_sum(s, c, width)
 
 
-def _resolved(m, products, shift):
-    """``(sum of product << offset) >> shift``: a full-adder tree of the shifted products,
-    then the two rows added by segments side by side (:func:`ahasd.hw.carry_save.compared_sum`:
-    the carries between them comparisons), so the longest ripple is a segment's."""
+def _product_rows(m, products):
+    """Two rows whose sum is ``sum(product << offset)`` exactly (a full-adder tree)."""
     width = max(offset + len(product) for offset, product in products)
-    s, c = csa_tree(m, [product << offset for offset, product in products], width)
-    return compared_sum(s, c, width)[shift:]
+    return csa_tree(m, [product << offset for offset, product in products], width)
 
 
 def _floor_rows(rows, shift):
