@@ -99,10 +99,10 @@ class TVC(wiring.Component):
     Ordering and backpressure
     -------------------------
     ``record__ready`` and ``decide__ready`` are both ``~busy``. A record with a non-zero length
-    starts the sequential divider (:class:`ahasd.hw.divider.Divider`, one quotient bit per
-    cycle) and keeps ``busy`` high
-    until its ratio is in the table: ``min(cb + 2 + 8, rb) + 2`` cycles after accept (26 with the
-    defaults); a ratio that would saturate is detected in the first divider cycle. A decide reads
+    starts the sequential divider (:class:`ahasd.hw.tvc_divider.RecordDivider`, one quotient
+    bit per cycle) and keeps ``busy`` high until its ratio is in the table: ``min(cb + 2 + 8, rb)
+    + 2`` cycles after accept (:attr:`record_latency`, 34 with the defaults); a ratio that would
+    saturate is detected in the cycle after accept and written then (2 cycles). A decide reads
     the tables in its accept cycle, so a decide and a record accepted in the same cycle behave
     as "decide, then record"; anything after a record waits for it. A preset in the same cycle as
     an accepted record, or while the divider works on a record of the same table, comes after
@@ -123,6 +123,20 @@ class TVC(wiring.Component):
     full-adder level, the sign as a comparison: the same condition as
     ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
     per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
+
+    The record side has no word adder either. Accept cycle: the products of ``cycles``' 8-bit
+    pieces with ``freq_ratio`` (8 x 16 bits each, into registers; one set per source). Check
+    cycle (the next): per source, the saturation check ``to_pim(cycles) >= length << (steps -
+    8)`` as the sign of one sum (the pieces' full-adder tree with ``~(length << ...) + 1``, the
+    sign as a comparison), ``pend_first`` selecting only that bit; the divider starts whatever
+    the check finds (a saturating division is aborted in the next cycle, so the check drives
+    only the table and average write enables, through a registered one-hot table select), and
+    takes ``to_pim(cycles) * 256`` as two carry-save rows, never resolved: each step tries
+    ``R - divisor * 2**j`` on the whole remainder (two rows) with one full-adder level and the
+    sign as a comparison. The entries that stay are summed as carry-save rows every cycle; the
+    new average's high half is registered (with carry 0 and 1) in the cycle before the last
+    step, its low half added beside the last quotient bit, which only selects; the saturated
+    average's low half is registered every cycle ahead.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
