@@ -255,9 +255,19 @@ class TVC(wiring.Component):
         m.d.sync += [pend_first.eq(first), pend_cycles.eq(rec.cycles)]
         # numerator >> steps >= length  <=>  c >= length << shift  (numerator = c * 256), and
         # for NVCT  to_pim(cycles) >= length << shift  <=>  product >= length << (shift + 14).
+        # The product is below 2**top, so it reaches length << nvct_shift only for a length
+        # below 2**spare; the negated low bits of the length are registered at accept.
         shift = steps - RATIO_FRAC_BITS
-        over_nvct = [_at_least(m, pieces, pend_length, shift + FREQ_FRAC_BITS)
-                     for pieces in source_pieces]
+        nvct_shift = shift + FREQ_FRAC_BITS
+        top = max(offset + len(product) for offset, product in source_pieces[0])
+        spare = top - nvct_shift
+        pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
+        pend_small = Signal()                    # length < 2**spare
+        if spare > 0:
+            over_nvct = [pend_small & _at_least(m, pieces, pend_minus, nvct_shift)
+                         for pieces in source_pieces]
+        else:
+            over_nvct = [Const(0, 1)]
         over_nvct = Mux(pend_first, over_nvct[0], over_nvct[-1])
         pend_over = Signal()
         m.d.comb += pend_over.eq(Mux(pend_nvct, over_nvct,
@@ -297,6 +307,9 @@ class TVC(wiring.Component):
         with m.If(rec_start):
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
+            if spare > 0:
+                m.d.sync += [pend_minus.eq(-rec.length[:spare]),
+                             pend_small.eq(rec.length[spare:] == 0)]
 
         # The new average of the divider's table, ready as the last quotient bit arrives. The
         # entries that stay are summed as two carry-save rows every cycle (the divider writes a
@@ -465,21 +478,45 @@ def _pieces(m, value, factor, name):
     return products
 
 
-def _at_least(m, products, value, shift):
-    """``sum(product << offset) >= value << shift`` as one carry chain: the sign of the sum of
-    the shifted products and ``~(value << shift) + 1`` (a full-adder tree, then the sign as a
-    comparison, :func:`ahasd.hw.carry_save.sign_of_sum`)."""
-    top = max(offset + len(product) for offset, product in products)
-    width = max(top, shift + len(value)) + 1
-    minus = ~Cat(Const(0, shift), value, Const(0, width - shift - len(value)))
-    s, c = csa_tree(m, [product << offset for offset, product in products] + [minus, 1], width)
+def _rows(products):
+    """The shifted ``(offset, product)`` terms packed into as few rows as do not overlap: a
+    product starts a row of its own only where it would overlap every row so far (the
+    8 x 16 pieces: three rows, each a concatenation)."""
+    rows = []     # [(top, value)]
+    for offset, product in sorted(products, key=lambda item: item[0]):
+        for i, (row_top, value) in enumerate(rows):
+            if row_top <= offset:
+                rows[i] = (offset + len(product),
+                           Cat(value, Const(0, offset - row_top), product))
+                break
+        else:
+            rows.append((offset + len(product), Cat(Const(0, offset), product)))
+    return rows
+
+
+def _at_least(m, products, minus, shift):
+    """``sum(product << offset) >= value << shift`` as one carry chain, for ``minus`` the
+    ``len(minus)``-bit ``-value`` and the sum below ``2**(shift + len(minus) - 1)``: the sign of
+    the sum of the products' rows (:func:`_rows`) and ``minus << shift`` (placed in a row that
+    ends below ``shift`` where there is one) after a full-adder tree, the sign as a comparison
+    (:func:`ahasd.hw.carry_save.sign_of_sum`)."""
+    width = shift + len(minus)
+    rows = _rows(products)
+    for i, (row_top, value) in enumerate(rows):
+        if row_top <= shift:
+            rows[i] = (width, Cat(value, Const(0, shift - row_top), minus))
+            break
+    else:
+        rows.append((width, Cat(Const(0, shift), minus)))
+    s, c = csa_tree(m, [value for _, value in rows], width)
     return ~sign_of_sum(s, c, width)
 
 
 def _product_rows(m, products):
-    """Two rows whose sum is ``sum(product << offset)`` exactly (a full-adder tree)."""
+    """Two rows whose sum is ``sum(product << offset)`` exactly (a full-adder tree of the
+    products' rows, :func:`_rows`)."""
     width = max(offset + len(product) for offset, product in products)
-    return csa_tree(m, [product << offset for offset, product in products], width)
+    return csa_tree(m, [value for _, value in _rows(products)], width)
 
 
 def _floor_rows(rows, shift):
