@@ -340,10 +340,12 @@ class TVC(wiring.Component):
         def by_table(values):
             return Mux(div_sel[0], values[0], Mux(div_sel[1], values[1], values[2]))
 
-        kept = [by_table([r[i] for r in rows]) for i in range(2)]
-        sat_low = by_table(sat_lows)
-        saturated = Cat(sat_low[:lo], by_table([r[0] for r in sat_rows]) +
-                        by_table([r[1] for r in sat_rows]) + sat_low[lo])
+        # The divider's table's rows, registered (the last step is at least 9 cycles after
+        # div_sel is set); a saturated sum per table (a table takes only its own).
+        kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
+        m.d.sync += [row.eq(by_table([r[i] for r in rows])) for i, row in enumerate(kept)]
+        saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])
+                     for low, high in zip(sat_lows, sat_rows)]
         # kept + quotient: u + v with v[0] = 0 (the last bit's place). In the cycle before the
         # last step, quotient bit j >= 2 is quo[j - 2].
         earlier = csa(*kept, Cat(Const(0, 2), div.quotient[:-2]), width)
@@ -354,17 +356,23 @@ class TVC(wiring.Component):
         lows = [Signal(lo + 1, name=f"sum_lo{bit}") for bit in (0, 1)]
         m.d.comb += [low.eq(u[:lo] + v[:lo] + bit) for bit, low in enumerate(lows)]
         sums = [Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])) for low in lows]
-        new_average = Mux(pend, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
+        # An average's next value for each value of the last quotient bit, which selects last
+        # (both the same in the check cycle and for a preset).
+        last_bit = div.done.payload[0]
         for index, (name, entries) in enumerate(tables.items()):
+            preset = getattr(self.preset, name)
+            write = div_write & div_sel[index]
             with m.If(load[index]):
-                m.d.sync += [entry.eq(getattr(self.preset, name)) for entry in entries]
-                m.d.sync += averages[name].eq(getattr(self.preset, name))
-            with m.Elif(div_write & div_sel[index]):
+                m.d.sync += [entry.eq(preset) for entry in entries]
+            with m.Elif(write):
                 m.d.sync += [entries[0].eq(div_value)]
                 m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
-                m.d.sync += averages[name].eq(new_average)
+            cands = [Mux(load[index], preset,
+                         Mux(pend, saturated[index], total)[p.depth_log2:]) for total in sums]
+            with m.If(load[index] | write):
+                m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
 
         # -- what decisions compare against: registered two cycles behind the tables -----------
         # thresholds[i] = (i + 1) * avg(PVCT) + (avg(PDCT) >> 8) * 256, for the tables of two
