@@ -135,8 +135,8 @@ class TVC(wiring.Component):
     ``R - divisor * 2**j`` on the whole remainder (two rows) with one full-adder level and the
     sign as a comparison. The entries that stay are summed as carry-save rows every cycle; the
     new average's high half is registered (with carry 0 and 1) in the cycle before the last
-    step, its low half added beside the last quotient bit, which only selects; the saturated
-    average's low half is registered every cycle ahead.
+    step, its low half added beside the last quotient bit, which selects last; the saturated
+    average's low half is registered every cycle ahead, per table.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
