@@ -275,8 +275,11 @@ class TVC(wiring.Component):
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
         # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
-        floors = _floor_rows(_product_rows(m, pend_pieces), FREQ_FRAC_BITS)
-        to_pim = csa(*floors, len(floors[0]))
+        if len(_rows(pend_pieces)) > 1:
+            floors = _floor_rows(_product_rows(m, pend_pieces), FREQ_FRAC_BITS)
+            to_pim = csa(*floors, len(floors[0]))
+        else:   # one row: the floor is a shift
+            to_pim = (_rows(pend_pieces)[0][1][FREQ_FRAC_BITS:], Const(0, 1))
         numerator = [Signal(p.numerator_bits, name=f"numerator_{row}") for row in "sc"]
         m.d.comb += [
             numerator[0].eq(Cat(Const(0, RATIO_FRAC_BITS),
@@ -379,15 +382,24 @@ class TVC(wiring.Component):
         # cycles ago, which is when the decision now in stage 3 read them: the decision pipeline
         # only compares, and a table change is seen by exactly the decides accepted after it.
         lengths = range(1, p.max_preverify_len + 1)
-        times = [Signal(rb + length.bit_length(), name=f"pvct_times_{length}")
-                 for length in lengths]
-        pdct_whole = Signal(rb - RATIO_FRAC_BITS)
-        m.d.sync += [t.eq(_times(averages["pvct"], length)) for t, length in zip(times, lengths)]
-        m.d.sync += pdct_whole.eq(averages["pdct"][RATIO_FRAC_BITS:])
-        thresholds = [Signal(len(t) + 1, name=f"threshold_{length}")
-                      for t, length in zip(times, lengths)]
-        m.d.sync += [th.eq(t + Cat(Const(0, RATIO_FRAC_BITS), pdct_whole))
-                     for th, t in zip(thresholds, times)]
+        # Each threshold as a sum of rows (the non-adjacent form's shifted avg(PVCT) terms and
+        # the PDCT term, one full-adder tree) resolved over the two cycles: the low half and its
+        # carry out, and the high half's rows, registered in the first; the high half added in
+        # the second, so that neither cycle holds a word adder of the threshold's width.
+        pdct_term = Cat(Const(0, RATIO_FRAC_BITS), averages["pdct"][RATIO_FRAC_BITS:])
+        thresholds = []
+        for length in lengths:
+            width = rb + length.bit_length() + 1
+            rows = csa_tree(m, _times_terms(averages["pvct"], length, width) + [pdct_term],
+                            width)
+            half = width // 2
+            low = Signal(half + 1, name=f"threshold_{length}_lo")
+            high = [Signal(width - half, name=f"threshold_{length}_hi_{row}") for row in "sc"]
+            m.d.sync += [low.eq(rows[0][:half] + rows[1][:half]),
+                         *(h.eq(r[half:]) for h, r in zip(high, rows))]
+            th = Signal(width, name=f"threshold_{length}")
+            m.d.sync += th.eq(Cat(low[:half], high[0] + high[1] + low[half]))
+            thresholds.append(th)
 
         # -- decisions: three register stages --------------------------------------------------
         # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
@@ -456,22 +468,25 @@ class TVC(wiring.Component):
 PIECE_BITS = 8
 
 
-def _times(value, factor):
-    """``value * factor`` for a constant ``factor >= 1`` as shifted additions and subtractions
-    (its non-adjacent form), so that synthesis spends no multiplier on it."""
-    plus, minus = [], []
+def _times_terms(value, factor, width):
+    """Operands whose sum is ``value * factor`` modulo ``2**width`` for a constant ``factor >=
+    1``: its non-adjacent form's shifted ``value`` terms, each negative one as its complement
+    plus one (the ones as a constant operand), so that synthesis spends no multiplier on it."""
+    terms, ones = [], 0
     shift = 0
     while factor:
         if factor & 1:
             digit = 2 - (factor & 3)
-            (plus if digit > 0 else minus).append(value << shift)
+            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
+            if digit > 0:
+                terms.append(term[:width])
+            else:
+                terms.append(~term[:width])
+                ones += 1
             factor -= digit
         factor >>= 1
         shift += 1
-    total = sum(plus[1:], plus[0])
-    if minus:
-        total = (total - sum(minus[1:], minus[0]))[:len(total)]
-    return total
+    return terms + ([ones] if ones else [])
 
 
 def _pieces(m, value, factor, name):
