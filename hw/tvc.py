@@ -194,10 +194,10 @@ class TVC(wiring.Component):
         init = Signal(init=1)
         m.d.sync += init.eq(0)
 
-        div_busy = Signal()
-        busy = Signal()
+        # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
+        # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
+        busy = Signal(init=1)
         m.d.comb += [
-            busy.eq(init | div_busy),
             self.busy.eq(busy),
             self.decide.ready.eq(~busy),
         ]
@@ -298,7 +298,6 @@ class TVC(wiring.Component):
         m.d.comb += [
             rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
             pend_abort.eq((load & div_sel).any()),
-            div_busy.eq(pend | (div.busy & ~pend_sat)),
             div.abort.eq(pend_abort | pend_sat),
             div.start.eq(pend & ~pend_abort),
             div.dividend.eq(numerator[0]),
@@ -308,6 +307,10 @@ class TVC(wiring.Component):
             div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
         m.d.sync += [pend.eq(rec_start), pend_sat.eq(pend & ~pend_abort & pend_over)]
+        # Next cycle: pend (a record started), or the divider started and not saturated, or it
+        # goes on (not aborted, not done). While pend, the divider is idle.
+        m.d.sync += busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
+                            (div.busy & ~div.abort & ~div.done.valid))
         with m.If(rec_start):
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
