@@ -196,7 +196,7 @@ class TVC(wiring.Component):
 
         # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
         # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
-        busy = Signal(init=1)
+        busy = Signal(1, init=1)
         m.d.comb += [
             self.busy.eq(busy),
             self.decide.ready.eq(~busy),
