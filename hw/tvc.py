@@ -9,10 +9,9 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.carry_save import csa_tree, sign_of_sum
+from ahasd.hw.carry_save import csa, csa_tree, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import Divider
-from ahasd.hw.prefix import select_add
+from ahasd.hw.tvc_divider import RecordDivider
 from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
 
@@ -100,10 +99,10 @@ class TVC(wiring.Component):
     Ordering and backpressure
     -------------------------
     ``record__ready`` and ``decide__ready`` are both ``~busy``. A record with a non-zero length
-    starts the sequential divider (:class:`ahasd.hw.divider.Divider`, one quotient bit per
-    cycle) and keeps ``busy`` high
-    until its ratio is in the table: ``min(cb + 2 + 8, rb) + 2`` cycles after accept (26 with the
-    defaults); a ratio that would saturate is detected in the first divider cycle. A decide reads
+    starts the sequential divider (:class:`ahasd.hw.tvc_divider.RecordDivider`, one quotient
+    bit per cycle) and keeps ``busy`` high until its ratio is in the table: ``min(cb + 2 + 8, rb)
+    + 2`` cycles after accept (:attr:`record_latency`, 34 with the defaults); a ratio that would
+    saturate is detected in the cycle after accept and written then (2 cycles). A decide reads
     the tables in its accept cycle, so a decide and a record accepted in the same cycle behave
     as "decide, then record"; anything after a record waits for it. A preset in the same cycle as
     an accepted record, or while the divider works on a record of the same table, comes after
@@ -115,7 +114,8 @@ class TVC(wiring.Component):
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
     written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
     length) are registered two cycles behind the tables, so that stage 3 of a decide compares
-    against the tables of its accept cycle. Three register stages, none with a carry chain
+    against the tables of its accept cycle (each a row sum, its low half resolved in the first
+    of those cycles, its high half in the second). Three register stages, none with a carry chain
     wider than a comparison's: (1) the products ``A = avg(NVCT) * kv_len`` and
     ``B = now * freq_ratio`` as carry-save row pairs (a full-adder tree of the partial products
     each), and the thermometer ``pending >= L``; (2) ``C_left = floor(A / 256) -
@@ -124,6 +124,20 @@ class TVC(wiring.Component):
     full-adder level, the sign as a comparison: the same condition as
     ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
     per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
+
+    The record side has no word adder either. Accept cycle: the products of ``cycles``' 8-bit
+    pieces with ``freq_ratio`` (8 x 16 bits each, into registers; one set per source). Check
+    cycle (the next): per source, the saturation check ``to_pim(cycles) >= length << (steps -
+    8)`` as the sign of one sum (the pieces' full-adder tree with ``~(length << ...) + 1``, the
+    sign as a comparison), ``pend_first`` selecting only that bit; the divider starts whatever
+    the check finds (a saturating division is aborted in the next cycle, so the check drives
+    only the table and average write enables, through a registered one-hot table select), and
+    takes ``to_pim(cycles) * 256`` as two carry-save rows, never resolved: each step tries
+    ``R - divisor * 2**j`` on the whole remainder (two rows) with one full-adder level and the
+    sign as a comparison. The entries that stay are summed as carry-save rows every cycle; the
+    new average's high half is registered (with carry 0 and 1) in the cycle before the last
+    step, its low half added beside the last quotient bit, which selects last; the saturated
+    average's low half is registered every cycle ahead, per table.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
@@ -180,10 +194,10 @@ class TVC(wiring.Component):
         init = Signal(init=1)
         m.d.sync += init.eq(0)
 
-        div_busy = Signal()
-        busy = Signal()
+        # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
+        # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
+        busy = Signal(1, init=1)
         m.d.comb += [
-            busy.eq(init | div_busy),
             self.busy.eq(busy),
             self.decide.ready.eq(~busy),
         ]
@@ -219,15 +233,18 @@ class TVC(wiring.Component):
 
         steps = self.divider_steps
         # The record is registered in its accept cycle (cycles, length, table; NVCT cycles as
-        # the 16-bit pieces of to_pim's product) and reaches the divider one cycle later, in the
-        # cycle the divider would spend on its saturation check: `pend`. That check is made here
-        # on the registered operands (a saturating ratio is written in that cycle), the divider
-        # itself runs without a check cycle, so a record keeps its latency, and the multiplier
-        # behind the record's payload ends at a register.
+        # the PIECE_BITS-bit pieces of cycles * freq_ratio, a product per piece and source, each
+        # into a register) and reaches the divider one cycle later: `pend`, the check cycle.
+        # The saturation check (numerator >> steps >= length) is made there on the registered
+        # operands, per source, each one carry chain (the sign of a sum of rows), and a
+        # saturating ratio is written in that cycle. The divider starts in that cycle whatever
+        # the check finds and a saturating division is aborted in the next one (`pend_sat`),
+        # so the check drives only the table writes and a record keeps its latency.
         pend = Signal()
-        pend_nvct = Signal()
+        div_sel = Signal(len(TABLES))   # one-hot: the table of the record in the divider
         pend_cycles = Signal(p.cycles_bits)
         pend_length = Signal(lb)
+        pend_nvct = div_sel[Table.NVCT.value]
         # One set of multipliers per source, each into registers of its own, selected after
         # them (by `pend_first`): the multipliers see the sources' payloads (registers or
         # ports), not the late choice between them, and no multiplexer sits behind two
@@ -236,89 +253,157 @@ class TVC(wiring.Component):
         source_pieces = [_pieces(m, src.payload.cycles, self.freq_ratio, name)
                          for src, name in zip(sources, names)]
         pend_first = Signal()
-        m.d.sync += pend_first.eq(first)
+        m.d.sync += [pend_first.eq(first), pend_cycles.eq(rec.cycles)]
+        # numerator >> steps >= length  <=>  c >= length << shift  (numerator = c * 256), and
+        # for NVCT  to_pim(cycles) >= length << shift  <=>  product >= length << (shift + 14).
+        # The product is below 2**top, so it reaches length << nvct_shift only for a length
+        # below 2**spare; the negated low bits of the length are registered at accept.
+        shift = steps - RATIO_FRAC_BITS
+        nvct_shift = shift + FREQ_FRAC_BITS
+        top = max(offset + len(product) for offset, product in source_pieces[0])
+        spare = top - nvct_shift
+        pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
+        pend_small = Signal()                    # length < 2**spare
+        if spare > 0:
+            over_nvct = [pend_small & _at_least(m, pieces, pend_minus, nvct_shift)
+                         for pieces in source_pieces]
+        else:
+            over_nvct = [Const(0, 1)]
+        over_nvct = Mux(pend_first, over_nvct[0], over_nvct[-1])
+        pend_over = Signal()
+        m.d.comb += pend_over.eq(Mux(pend_nvct, over_nvct,
+                                     pend_cycles >= Cat(Const(0, shift), pend_length)))
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
-        m.d.sync += pend_cycles.eq(rec.cycles)
-        numerator = Signal(p.numerator_bits)
-        m.d.comb += numerator.eq(
-            Cat(Const(0, RATIO_FRAC_BITS),
-                Mux(pend_nvct, _shifted_sum(m, pend_pieces, FREQ_FRAC_BITS), pend_cycles)))
-        # A ratio needs more than `steps` bits exactly when numerator >> steps >= length.
-        pend_over = Signal()
-        m.d.comb += pend_over.eq((numerator >> steps) >= pend_length)
-        m.submodules.divider = div = Divider(dividend_width=p.numerator_bits, divisor_width=lb,
-                                             quotient_bits=steps)
-        div_table = Signal(Table)
-        div_write = Signal()
+        # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
+        if len(_rows(pend_pieces)) > 1:
+            floors = _floor_rows(_product_rows(m, pend_pieces), FREQ_FRAC_BITS)
+            to_pim = csa(*floors, len(floors[0]))
+        else:   # one row: the floor is a shift
+            to_pim = (_rows(pend_pieces)[0][1][FREQ_FRAC_BITS:], Const(0, 1))
+        numerator = [Signal(p.numerator_bits, name=f"numerator_{row}") for row in "sc"]
+        m.d.comb += [
+            numerator[0].eq(Cat(Const(0, RATIO_FRAC_BITS),
+                                Mux(pend_nvct, to_pim[0][:p.pim_cycles_bits], pend_cycles))),
+            numerator[1].eq(Cat(Const(0, RATIO_FRAC_BITS),
+                                Mux(pend_nvct, to_pim[1][:p.pim_cycles_bits], 0))),
+        ]
+        m.submodules.divider = div = RecordDivider(
+            dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps)
+        div_write = Signal()            # the divider's quotient is written (div_sel's table)
         div_value = Signal(rb)
         rec_start = Signal()
         pend_abort = Signal()
+        pend_sat = Signal()             # the previous cycle wrote a saturated ratio
         m.d.comb += [
             rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
-            pend_abort.eq(load.bit_select(div_table.as_value(), 1)),
-            div_busy.eq(pend | div.busy),
-            div.abort.eq(pend_abort),
-            div.start.eq(pend & ~pend_abort & ~pend_over),
-            div.dividend.eq(numerator),
+            pend_abort.eq((load & div_sel).any()),
+            div.abort.eq(pend_abort | pend_sat),
+            div.start.eq(pend & ~pend_abort),
+            div.dividend.eq(numerator[0]),
+            div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
-            div_write.eq(div.done.valid | (pend & ~pend_abort & pend_over)),
+            div_write.eq(div.done.valid | (pend & pend_over)),
             div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
-        m.d.sync += pend.eq(rec_start)
+        m.d.sync += [pend.eq(rec_start), pend_sat.eq(pend & ~pend_abort & pend_over)]
+        # Next cycle: pend (a record started), or the divider started and not saturated, or it
+        # goes on (not aborted, not done). While pend, the divider is idle.
+        m.d.sync += busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
+                            (div.busy & ~div.abort & ~div.done.valid))
         with m.If(rec_start):
-            m.d.sync += [div_table.eq(rec.table), pend_nvct.eq(rec.table == Table.NVCT),
+            m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
+            if spare > 0:
+                m.d.sync += [pend_minus.eq(-rec.length[:spare]),
+                             pend_small.eq(rec.length[spare:] == 0)]
 
-        # The new average of the divider's table, ready as the last quotient bit arrives: the
-        # entries that stay are summed one cycle ahead (the divider writes a table at least a
-        # cycle after its last change: a record waits for the one before it, a preset of its
-        # table stops it), plus the quotient with each value of its last bit, or saturated (in
-        # the cycle after start, the check cycle). The last bit only selects.
-        kept = Signal(rb + p.depth_log2)
-        if p.depth > 1:
-            # Each table's sum, registered every cycle, and the divider's table selects one: no
-            # record handshake (a late queue flag in the controller) runs into the sums.
-            sums = []
-            for name in TABLES:
-                total = Signal(len(kept), name=f"kept_{name}")
-                m.d.sync += total.eq(sum(tables[name][:-1]))
-                sums.append(total)
-            m.d.comb += kept.eq(Mux(div_table.as_value() == 0, sums[0],
-                                    Mux(div_table.as_value() == 1, sums[1], sums[2])))
-        check = pend
-        high = div.quotient[:-1]
-        sum_bits = len(kept) + 1
-        sums = [select_add(m, Cat(Const(bit, 1), high), kept, sum_bits, name=f"sum{bit}")
-                for bit in (0, 1)]
-        saturated = select_add(m, Const((1 << steps) - 1, steps), kept, sum_bits,
-                               name="saturated")
-        new_average = Mux(check, saturated, Mux(div_value[0], sums[1], sums[0]))[p.depth_log2:]
+        # The new average of the divider's table, ready as the last quotient bit arrives. The
+        # entries that stay are summed as two carry-save rows every cycle (the divider writes a
+        # table at least a cycle after its last change: a record waits for the one before it,
+        # a preset of its table stops it), the divider's table selects them. The sum with the
+        # quotient is split at bit `lo`: the high part's two candidates (carry 0 and 1) are
+        # registered in the cycle before the last step (every quotient bit they need is known
+        # then), the low part is added in the last step beside the last bit, which only
+        # selects. The saturated sum (written in the check cycle) has its low part and carry
+        # registered every cycle ahead, per table.
+        width = rb + p.depth_log2      # the sum of all entries fits
+        lo = width // 2
+        ones = Const((1 << steps) - 1, steps)
+        rows, sat_lows, sat_rows = [], [], []
+        for name in TABLES:
+            kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
+            sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
+            sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
+            now = csa_tree(m, tables[name][:-1], width)
+            sat = csa(*now, ones, width)
+            m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
+            m.d.sync += [sat_low.eq(sat[0][:lo] + sat[1][:lo]),
+                         *(r.eq(v[lo:]) for r, v in zip(sat_high, sat))]
+            rows.append(kept_rows)
+            sat_lows.append(sat_low)
+            sat_rows.append(sat_high)
+
+        def by_table(values):
+            return Mux(div_sel[0], values[0], Mux(div_sel[1], values[1], values[2]))
+
+        # The divider's table's rows, registered (the last step is at least 9 cycles after
+        # div_sel is set); a saturated sum per table (a table takes only its own).
+        kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
+        m.d.sync += [row.eq(by_table([r[i] for r in rows])) for i, row in enumerate(kept)]
+        saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])
+                     for low, high in zip(sat_lows, sat_rows)]
+        # kept + quotient: u + v with v[0] = 0 (the last bit's place). In the cycle before the
+        # last step, quotient bit j >= 2 is quo[j - 2].
+        earlier = csa(*kept, Cat(Const(0, 2), div.quotient[:-2]), width)
+        high_sums = [Signal(width - lo, name=f"sum_hi{carry}") for carry in (0, 1)]
+        m.d.sync += [h.eq(earlier[0][lo:] + earlier[1][lo:] + carry)
+                     for carry, h in enumerate(high_sums)]
+        u, v = csa(*kept, Cat(Const(0, 1), div.quotient[:-1]), width)
+        lows = [Signal(lo + 1, name=f"sum_lo{bit}") for bit in (0, 1)]
+        m.d.comb += [low.eq(u[:lo] + v[:lo] + bit) for bit, low in enumerate(lows)]
+        sums = [Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])) for low in lows]
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
+        # An average's next value for each value of the last quotient bit, which selects last
+        # (both the same in the check cycle and for a preset).
+        last_bit = div.done.payload[0]
         for index, (name, entries) in enumerate(tables.items()):
+            preset = getattr(self.preset, name)
+            write = div_write & div_sel[index]
             with m.If(load[index]):
-                m.d.sync += [entry.eq(getattr(self.preset, name)) for entry in entries]
-                m.d.sync += averages[name].eq(getattr(self.preset, name))
-            with m.Elif(div_write & (div_table.as_value() == index)):
+                m.d.sync += [entry.eq(preset) for entry in entries]
+            with m.Elif(write):
                 m.d.sync += [entries[0].eq(div_value)]
                 m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
-                m.d.sync += averages[name].eq(new_average)
+            cands = [Mux(load[index], preset,
+                         Mux(pend, saturated[index], total)[p.depth_log2:]) for total in sums]
+            with m.If(load[index] | write):
+                m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
 
         # -- what decisions compare against: registered two cycles behind the tables -----------
         # thresholds[i] = (i + 1) * avg(PVCT) + (avg(PDCT) >> 8) * 256, for the tables of two
         # cycles ago, which is when the decision now in stage 3 read them: the decision pipeline
         # only compares, and a table change is seen by exactly the decides accepted after it.
         lengths = range(1, p.max_preverify_len + 1)
-        times = [Signal(rb + length.bit_length(), name=f"pvct_times_{length}")
-                 for length in lengths]
-        pdct_whole = Signal(rb - RATIO_FRAC_BITS)
-        m.d.sync += [t.eq(_times(averages["pvct"], length)) for t, length in zip(times, lengths)]
-        m.d.sync += pdct_whole.eq(averages["pdct"][RATIO_FRAC_BITS:])
-        thresholds = [Signal(len(t) + 1, name=f"threshold_{length}")
-                      for t, length in zip(times, lengths)]
-        m.d.sync += [th.eq(t + Cat(Const(0, RATIO_FRAC_BITS), pdct_whole))
-                     for th, t in zip(thresholds, times)]
+        # Each threshold as a sum of rows (the non-adjacent form's shifted avg(PVCT) terms and
+        # the PDCT term, one full-adder tree) resolved over the two cycles: the low half and its
+        # carry out, and the high half's rows, registered in the first; the high half added in
+        # the second, so that neither cycle holds a word adder of the threshold's width.
+        pdct_term = Cat(Const(0, RATIO_FRAC_BITS), averages["pdct"][RATIO_FRAC_BITS:])
+        thresholds = []
+        for length in lengths:
+            width = rb + length.bit_length() + 1
+            rows = csa_tree(m, _times_terms(averages["pvct"], length, width) + [pdct_term],
+                            width)
+            half = width // 2
+            low = Signal(half + 1, name=f"threshold_{length}_lo")
+            high = [Signal(width - half, name=f"threshold_{length}_hi_{row}") for row in "sc"]
+            m.d.sync += [low.eq(rows[0][:half] + rows[1][:half]),
+                         *(h.eq(r[half:]) for h, r in zip(high, rows))]
+            th = Signal(width, name=f"threshold_{length}")
+            m.d.sync += th.eq(Cat(low[:half], high[0] + high[1] + low[half]))
+            thresholds.append(th)
 
         # -- decisions: three register stages --------------------------------------------------
         # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
@@ -381,27 +466,31 @@ class TVC(wiring.Component):
         return m
 
 
-#: Width of the pieces a decision's products are split into (an ECP5 / iCE40 multiplier is
-#: 18 x 18 or 16 x 16 bits); at least the 14 fraction bits shifted out of ``to_pim``.
-PIECE_BITS = 16
+#: Width of the pieces of ``cycles`` whose products with ``freq_ratio`` a record registers
+#: (8 x 16 bits each: at 28 nm a 16 x 16 product with its carry is longer than a cycle; an ECP5
+#: MULT18X18D each).
+PIECE_BITS = 8
 
 
-def _times(value, factor):
-    """``value * factor`` for a constant ``factor >= 1`` as shifted additions and subtractions
-    (its non-adjacent form), so that synthesis spends no multiplier on it."""
-    plus, minus = [], []
+def _times_terms(value, factor, width):
+    """Operands whose sum is ``value * factor`` modulo ``2**width`` for a constant ``factor >=
+    1``: its non-adjacent form's shifted ``value`` terms, each negative one as its complement
+    plus one (the ones as a constant operand), so that synthesis spends no multiplier on it."""
+    terms, ones = [], 0
     shift = 0
     while factor:
         if factor & 1:
             digit = 2 - (factor & 3)
-            (plus if digit > 0 else minus).append(value << shift)
+            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
+            if digit > 0:
+                terms.append(term[:width])
+            else:
+                terms.append(~term[:width])
+                ones += 1
             factor -= digit
         factor >>= 1
         shift += 1
-    total = sum(plus[1:], plus[0])
-    if minus:
-        total = (total - sum(minus[1:], minus[0]))[:len(total)]
-    return total
+    return terms + ([ones] if ones else [])
 
 
 def _pieces(m, value, factor, name):
@@ -416,17 +505,45 @@ def _pieces(m, value, factor, name):
     return products
 
 
-def _shifted_sum(m, products, shift):
-    """``(sum of product << offset) >> shift``, exactly: every offset but the first is a
-    multiple of ``PIECE_BITS >= shift``, so only the first product loses bits. Two terms are
-    added by a carry-select adder."""
-    assert PIECE_BITS >= shift
-    terms = [products[0][1][shift:]]
-    terms += [product << (offset - shift) for offset, product in products[1:]]
-    if len(terms) == 2:
-        width = max(len(t) for t in terms) + 1
-        return select_add(m, terms[0], terms[1], width, name="to_pim_sum")
-    return sum(terms[1:], terms[0])
+def _rows(products):
+    """The shifted ``(offset, product)`` terms packed into as few rows as do not overlap: a
+    product starts a row of its own only where it would overlap every row so far (the
+    8 x 16 pieces: three rows, each a concatenation)."""
+    rows = []     # [(top, value)]
+    for offset, product in sorted(products, key=lambda item: item[0]):
+        for i, (row_top, value) in enumerate(rows):
+            if row_top <= offset:
+                rows[i] = (offset + len(product),
+                           Cat(value, Const(0, offset - row_top), product))
+                break
+        else:
+            rows.append((offset + len(product), Cat(Const(0, offset), product)))
+    return rows
+
+
+def _at_least(m, products, minus, shift):
+    """``sum(product << offset) >= value << shift`` as one carry chain, for ``minus`` the
+    ``len(minus)``-bit ``-value`` and the sum below ``2**(shift + len(minus) - 1)``: the sign of
+    the sum of the products' rows (:func:`_rows`) and ``minus << shift`` (placed in a row that
+    ends below ``shift`` where there is one) after a full-adder tree, the sign as a comparison
+    (:func:`ahasd.hw.carry_save.sign_of_sum`)."""
+    width = shift + len(minus)
+    rows = _rows(products)
+    for i, (row_top, value) in enumerate(rows):
+        if row_top <= shift:
+            rows[i] = (width, Cat(value, Const(0, shift - row_top), minus))
+            break
+    else:
+        rows.append((width, Cat(Const(0, shift), minus)))
+    s, c = csa_tree(m, [value for _, value in rows], width)
+    return ~sign_of_sum(s, c, width)
+
+
+def _product_rows(m, products):
+    """Two rows whose sum is ``sum(product << offset)`` exactly (a full-adder tree of the
+    products' rows, :func:`_rows`)."""
+    width = max(offset + len(product) for offset, product in products)
+    return csa_tree(m, [value for _, value in _rows(products)], width)
 
 
 def _floor_rows(rows, shift):

@@ -316,3 +316,51 @@ def test_every_cycle_decides_around_table_changes():
         assert [d for _, d in got] == expected[:len(got)]
         assert len({d.length for d in expected}) >= 4   # the changes change the decisions
     directed(test)
+
+
+def test_second_record_port_has_priority_and_its_own_products():
+    """With ``second_record``, ``record_first`` is taken before a ``record`` offered with it,
+    and each port's NVCT records saturate exactly at the boundary (each port has its own
+    products and check): to_pim(cycles) = 3 * 2**24 saturates for length 3, one less not."""
+    from ahasd.spec.tvc import to_pim
+    fr, length, top = 13107 + 4321, 3, (1 << 32) - 1
+
+    def cycles_for(target):   # the smallest cycle count with to_pim(cycles) >= target
+        lo, hi = 0, 1 << 32
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (mid + 1, hi) if to_pim(mid, fr) < target else (lo, mid)
+        return lo
+
+    sat = cycles_for(length << 24)
+    below = sat - 1
+    assert to_pim(sat, fr) >= length << 24 > to_pim(below, fr)
+
+    def ratio(cycles):
+        return min((to_pim(cycles, fr) << 8) // length, top)
+
+    async def test(c):
+        p = c.dut.params
+        await c.step(preset__nvct=0, freq_ratio=fr, **c.IDLE, record_first__valid=0)
+        await c.step()
+        entries = [0] * p.depth
+        for first_cycles, second_cycles in ((sat, below), (below, sat), (below, below)):
+            offered = {"record_first": first_cycles, "record": second_cycles}
+            order = []
+            while offered:
+                args = {f"{port}__valid": 0 for port in ("record", "record_first")}
+                for port, cycles in offered.items():
+                    args[f"{port}__valid"] = 1
+                    args[f"{port}__payload"] = pack_record(p, "nvct", cycles, length)
+                out = await c.step(**args)
+                for port in list(offered):
+                    if out[f"{port}__ready"]:
+                        order.append(port)
+                        entries = [ratio(offered.pop(port))] + entries[:-1]
+                        break
+            assert order == ["record_first", "record"]
+            out = await c.step(record__valid=0, record_first__valid=0)
+            out = await c.until_idle()
+            assert out["average__nvct"] == sum(entries) >> p.depth_log2, entries
+        assert ratio(sat) == top and ratio(below) < top
+    directed(test, second_record=True)
