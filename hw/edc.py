@@ -53,11 +53,14 @@ class EDC(wiring.Component):
 
     Timing
     ------
-    Input to decision is one cycle: the PHT lookup is a synchronous read port that is transparent
-    to the same-cycle PHT update of a verify, so a verify and a draft in the same cycle behave as
-    "verify, then draft" (the order of the golden model's :meth:`~ahasd.sim.blocks.edc.EDC.step`). The
-    verify's read-modify-write uses a second, asynchronous read port of the PHT, so back-to-back
-    verifies to the same entry need no forwarding.
+    Input to decision is one cycle: the draft's PHT index is registered (it is the decision's
+    ``index``) and the lookup reads the PHT asynchronously at that register in the next cycle,
+    after the same-cycle PHT update of a verify was written at the clock edge. So a verify and a
+    draft in the same cycle behave as "verify, then draft" (the order of the golden model's
+    :meth:`~ahasd.sim.blocks.edc.EDC.step`), as with a transparent synchronous port, but without
+    the forwarding multiplexer such a port needs on an FPGA's LUT RAM. The verify's
+    read-modify-write uses a second asynchronous read port of the PHT, so back-to-back verifies
+    to the same entry need no forwarding either.
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
@@ -109,7 +112,10 @@ class EDC(wiring.Component):
                                         init=[p.counter_reset] * p.pht_entries)
         pht_wr = pht.write_port()
         pht_train = pht.read_port(domain="comb")
-        pht_lookup = pht.read_port(transparent_for=(pht_wr,))
+        # The lookup reads asynchronously at the registered index (the decision's own): the
+        # verify of the draft's cycle was written at the clock edge, so the read sees it, as a
+        # transparent synchronous port would, without a forwarding multiplexer behind it.
+        pht_lookup = pht.read_port(domain="comb")
 
         # FIFO of (index, bucket) of the batches waiting for verification.
         m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
@@ -183,7 +189,7 @@ class EDC(wiring.Component):
         index = nxt["index"]
         drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
-            pht_lookup.addr.eq(index),
+            pht_lookup.addr.eq(self.decision.payload.index),
             fifo_wr.addr.eq(nxt["fifo_addr"]),
             fifo_wr.data.eq(Cat(index, bucket)),
             fifo_wr.en.eq(draft),
@@ -210,13 +216,16 @@ class EDC(wiring.Component):
         ]
         # The statistics counters keep `count + 1` in a register (EventCounter), so an event
         # (a drop behind the FIFO's occupancy and the verify logic) only selects: no carry
-        # chain follows it. A stop decision, behind the PHT lookup, is registered first
-        # (`late_event`). Each count still shows its event from the next cycle.
+        # chain follows it. The events behind a late input or a lookup are registered first
+        # (`late_event`): a stop decision (behind the PHT lookup), and a verification, a squash
+        # and a drop (behind `verify.valid`, the controller's feedback-queue handshake, whose
+        # event would otherwise drive the counters' 64 enables). Each count still shows its event
+        # from the next cycle.
         events = {"decisions": draft, "suppressed": self.decision.valid & ~cont,
                   "verifications": verify, "squashes": reject, "fifo_drops": drop}
         for name, event in events.items():
             counter = EventCounter(width=len(getattr(self, name)),
-                                   late_event=name == "suppressed")
+                                   late_event=name != "decisions")
             m.submodules[f"count_{name}"] = counter
             m.d.comb += [counter.event.eq(event), getattr(self, name).eq(counter.count)]
         return m

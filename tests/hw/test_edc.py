@@ -97,3 +97,17 @@ def test_verify_with_nothing_pending_changes_nothing():
 def test_rtl_parameters_are_validated(kwargs, message):
     with pytest.raises(ValueError, match=message):
         EDC(**kwargs)
+
+
+@pytest.mark.parametrize("counter_bits", [1, 3])
+def test_tiny_pht_verify_and_draft_on_one_entry_match_golden(counter_bits):
+    """An 8-entry PHT, so that a draft in a verify's cycle often looks up the very entry the
+    verify writes (the lookup's answer must be the written counter's), at both ends of the
+    counter widths' thresholds (1 bit: threshold 1 = counter_max)."""
+    params = {"history_depth": 2, "bucket_bits": 1, "llr_bits": 1, "counter_bits": counter_bits,
+              "fifo_depth_log2": 1}
+    rng = random.Random(counter_bits)
+    t = GoldenEDC(**params).params.thresholds
+    golden = simulate(params, random_cycles(rng, 3000, t) + run_lengths_cycles(rng, 1500, t))
+    assert 0 < golden.suppressed < golden.decisions
+    assert golden.squashes > 0
