@@ -289,10 +289,10 @@ class ReadScheduler(wiring.Component):
                          self.cmd_bank.eq(phys[bank] if physical is None else physical),
                          self.cmd_row.eq(row), self.cmd_col.eq(col_)]
 
-        def do_act(bank, row):
+        def do_act(bank, row, hit_sets):
             issue(Cmd.ACT, bank, row)
             with m.If(granted):
-                m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1),
+                m.d.sync += [*hit_sets, is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1),
                              ras_ok[bank].eq(int(1 >= c.t_ras)),
                              rcd_ok[bank].eq(int(1 >= c.t_rcd))]
 
@@ -306,7 +306,7 @@ class ReadScheduler(wiring.Component):
         act_rank_ok = Signal()
         m.d.comb += act_rank_ok.eq(rrd_ok & faw_ok & pbr2act_ok & rfc_idle)
 
-        def prepare(bank, row):
+        def prepare(bank, row, hit):
             """Conditions to precharge / activate ``bank`` so that ``row`` is open in it."""
             pre_ok, act_ok = Signal(), Signal()
             bank_free = Signal()
@@ -317,7 +317,7 @@ class ReadScheduler(wiring.Component):
             else:
                 m.d.comb += bank_free.eq(1)
             m.d.comb += [
-                pre_ok.eq(is_open[bank] & (open_row[bank] != row) & ras_ok[bank]),
+                pre_ok.eq(is_open[bank] & ~hit & ras_ok[bank]),
                 act_ok.eq(~is_open[bank] & rp_ok[bank] & act_rank_ok & bank_free),
             ]
             return pre_ok, act_ok
@@ -330,18 +330,36 @@ class ReadScheduler(wiring.Component):
         base_r = Signal(range(c.rows))
         m.d.comb += [base_bank.eq(self.base_row[:bank_bits] if bank_bits else 0),
                      base_r.eq(self.base_row >> bank_bits)]
-        row_end_sets = [b_nxt.eq(b_nxt + 1), r_nxt.eq(r_nxt + (b_nxt == nb - 1))]
-        load_sets = [b_nxt.eq(base_bank + 1), r_nxt.eq(base_r + (base_bank == nb - 1))]
+        # ``open_row[b_cur] == r_cur`` and ``open_row[b_nxt] == r_nxt``, registers too: set
+        # from the next position at a row's last RD (no ACT in that cycle) and at ``load`` (no
+        # ACT either: the unit is not reading then), and by the ACT of either row.
+        cur_hit = Signal(init=1)                 # (every open_row starts at row 0)
+        nxt_hit = Signal(init=int(nb > 1 or c.rows == 1))
+        b_nxt2 = Signal(range(nb))
+        r_nxt2 = Signal(range(c.rows))
+        base_b1 = Signal(range(nb))
+        base_r1 = Signal(range(c.rows))
+        m.d.comb += [b_nxt2.eq(b_nxt + 1), r_nxt2.eq(r_nxt + (b_nxt == nb - 1)),
+                     base_b1.eq(base_bank + 1), base_r1.eq(base_r + (base_bank == nb - 1))]
+        row_end_sets = [b_nxt.eq(b_nxt2), r_nxt.eq(r_nxt2),
+                        cur_hit.eq(nxt_hit), nxt_hit.eq(open_row[b_nxt2] == r_nxt2)]
+        load_sets = [b_nxt.eq(base_b1), r_nxt.eq(base_r1),
+                     cur_hit.eq(open_row[base_bank] == base_r),
+                     nxt_hit.eq(open_row[base_b1] == base_r1)]
+        # (with one bank the next row is in the current bank: an ACT of one row is a miss
+        # of the other)
+        cur_act_sets = [cur_hit.eq(1), *([nxt_hit.eq(r_nxt == r_cur)] if nb == 1 else [])]
+        nxt_act_sets = [nxt_hit.eq(1), *([cur_hit.eq(r_cur == r_nxt)] if nb == 1 else [])]
 
         cur_ready = Signal()
         rd_ok = Signal()
         m.d.comb += [
-            cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
+            cur_ready.eq(is_open[b_cur] & cur_hit
                          & rcd_ok[b_cur]),
             rd_ok.eq(self.reading & cur_ready & ccd_ok & rfc_idle & self.rd_allowed),
         ]
-        cur_pre, cur_act = prepare(b_cur, r_cur)
-        nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
+        cur_pre, cur_act = prepare(b_cur, r_cur, cur_hit)
+        nxt_pre, nxt_act = prepare(b_nxt, r_nxt, nxt_hit)
         nxt_wanted = Signal()
         m.d.comb += nxt_wanted.eq(self.reading & (b_nxt != b_cur))
 
@@ -358,11 +376,11 @@ class ReadScheduler(wiring.Component):
             with m.If(self.reading & cur_pre):
                 do_pre(b_cur)
             with m.Elif(self.reading & cur_act):
-                do_act(b_cur, r_cur)
+                do_act(b_cur, r_cur, cur_act_sets)
             with m.Elif(nxt_wanted & nxt_pre):
                 do_pre(b_nxt)
             with m.Elif(nxt_wanted & nxt_act):
-                do_act(b_nxt, r_nxt)
+                do_act(b_nxt, r_nxt, nxt_act_sets)
 
         if not per_bank:
             # ---- all-bank refresh: stop, close every bank, REF ---------------------------------

@@ -154,8 +154,9 @@ class GEMV(wiring.Component):
         room = Signal(init=1)
 
         # ---- command selection: the shared DRAM read scheduler ----------------------------
+        # ``busy & (tiles_left != 0)``, a register too: set at ``start`` (``m >= 1`` then), cleared
+        # by the last RD of the last tile (``busy`` falls only after that).
         reading = Signal()
-        m.d.comb += reading.eq(self.busy & (tiles_left != 0))
         rd_issued = Signal()
         rd_last = Signal()
         m.d.comb += xr.addr.eq(k)
@@ -172,7 +173,8 @@ class GEMV(wiring.Component):
         ]
         with m.If(rd_issued):
             with m.If(last_of_tile):
-                m.d.sync += [k.eq(0), tiles_left.eq(tiles_left - 1), last_of_tile.eq(n_is_1)]
+                m.d.sync += [k.eq(0), tiles_left.eq(tiles_left - 1), last_of_tile.eq(n_is_1),
+                             reading.eq(tiles_left != 1)]
             with m.Else():
                 m.d.sync += [k.eq(k + 1), last_of_tile.eq(k == n_m2)]
 
@@ -273,7 +275,7 @@ class GEMV(wiring.Component):
             with m.If(valid):
                 m.d.comb += sched.load.eq(1)
                 m.d.sync += [
-                    self.busy.eq(1), self.error.eq(0), self.cycles.eq(1),
+                    self.busy.eq(1), self.error.eq(0), self.cycles.eq(1), reading.eq(1),
                     n_is_1.eq(self.n == 1), n_m2.eq(self.n - 2), last_of_tile.eq(self.n == 1),
                     m_left.eq(self.m),
                     tiles_left.eq((self.m + lanes - 1) >> (lanes.bit_length() - 1)),
