@@ -195,18 +195,43 @@ class ReadScheduler(wiring.Component):
         rfc_left = Signal(range(c.t_rfc + 1))
         since_ref = Signal(range(c.t_refi + 1))
 
-        def saturating(sig, top):
+        # Every timing rule is a flag ``counter >= t`` (or ``counter == 0``) kept as a register
+        # beside its counter and set from the counter's next value (``restart`` where a command
+        # restarts the counter), so that no compare sits on the command choice.
+        def saturating(sig, top, *thresholds):
+            """Count ``sig`` up to ``top``; return its flags ``sig >= t``."""
+            flags = [Signal(name=f"{sig.name}_ge{t}", init=int(sig.init >= t))
+                     for t in thresholds]
             with m.If(sig != top):
-                m.d.sync += sig.eq(sig + 1)
+                m.d.sync += [sig.eq(sig + 1), *(f.eq(sig >= t - 1)
+                                                for f, t in zip(flags, thresholds))]
+            return flags
 
-        for b in range(nb):
-            saturating(since_act[b], act_sat)
-            saturating(since_pre[b], c.t_rp)
-        for sig, top in ((since_rd, c.t_ccd), (since_any_pre, c.t_rp), (since_ref, c.t_refi),
-                         (since_refpb, pb_sat), *((a, faw_sat) for a in act_age)):
-            saturating(sig, top)
-        with m.If(rfc_left != 0):
-            m.d.sync += rfc_left.eq(rfc_left - 1)
+        def restart(sig, flags, thresholds):
+            m.d.sync += [sig.eq(1), *(f.eq(int(1 >= t)) for f, t in zip(flags, thresholds))]
+
+        def count_down(sig, idle):
+            """Count ``sig`` down to 0; ``idle`` is the flag ``sig == 0``."""
+            with m.If(sig != 0):
+                m.d.sync += [sig.eq(sig - 1), idle.eq(sig == 1)]
+
+        def restart_down(sig, idle, value):
+            m.d.sync += [sig.eq(value), idle.eq(int(value == 0))]
+
+        act_flags = [saturating(since_act[b], act_sat, c.t_ras, c.t_rcd) for b in range(nb)]
+        ras_ok = Array(f[0] for f in act_flags)
+        rcd_ok = Array(f[1] for f in act_flags)
+        rp_ok = Array(saturating(since_pre[b], c.t_rp, c.t_rp)[0] for b in range(nb))
+        (ccd_ok,) = saturating(since_rd, c.t_ccd, c.t_ccd)
+        (any_rp_ok,) = saturating(since_any_pre, c.t_rp, c.t_rp)
+        (refi_over,) = saturating(since_ref, c.t_refi, c.t_refi)
+        pbr2act_ok, pbr2pbr_ok = saturating(since_refpb, pb_sat, c.t_pbr2act, c.t_pbr2pbr)
+        (rrd_ok,) = saturating(act_age[0], faw_sat, c.t_rrd)
+        for a in act_age[1:3]:
+            saturating(a, faw_sat)
+        (faw_ok,) = saturating(act_age[3], faw_sat, c.t_faw)
+        rfc_idle = Signal(init=1)
+        count_down(rfc_left, rfc_idle)
 
         # Rank-wide rules follow every command on the bus: ours when granted, else the peer's.
         # Ours is known from one-hot flags set where a command is chosen (`issue`), not decoded
@@ -218,20 +243,22 @@ class ReadScheduler(wiring.Component):
         for cmd, sig in on_bus.items():
             m.d.comb += sig.eq(Mux(granted & ours_any, ours[cmd], self.cmd_peer == cmd))
         with m.If(on_bus[Cmd.RD]):
-            m.d.sync += since_rd.eq(1)
+            restart(since_rd, [ccd_ok], [c.t_ccd])
         with m.If(on_bus[Cmd.ACT]):
-            m.d.sync += act_age[0].eq(1)
+            restart(act_age[0], [rrd_ok], [c.t_rrd])
             m.d.sync += [act_age[i].eq(act_age[i - 1] + (act_age[i - 1] != faw_sat))
                          for i in range(1, 4)]
+            m.d.sync += faw_ok.eq(act_age[2] >= c.t_faw - 1)
         with m.If(on_bus[Cmd.REFPB]):
-            m.d.sync += since_refpb.eq(1)
+            restart(since_refpb, [pbr2act_ok, pbr2pbr_ok], [c.t_pbr2act, c.t_pbr2pbr])
 
         # ---- refresh pairs (local: pair j = banks j and j + half) ---------------------------
         paired = c.n_banks % 2 == 0 and nb > 1
         half = nb // 2 if paired else nb
         npairs = half if per_bank else 1
         th = self.thresholds
-        pair_rfc = Array(Signal(range(c.t_rfcpb + 1), name=f"pair_rfc{j}") for j in range(npairs))
+        pair_rfc = [Signal(range(c.t_rfcpb + 1), name=f"pair_rfc{j}") for j in range(npairs)]
+        pair_idle = [Signal(name=f"pair_idle{j}", init=1) for j in range(npairs)]
         # Ages start staggered, so that the pairs fall due one after the other.
         age_top = c.refresh_deadline + 1
         pair_age = [Signal(range(age_top + 1), name=f"pair_age{j}",
@@ -243,8 +270,7 @@ class ReadScheduler(wiring.Component):
         urgent = Array(age_at["urgent"])
         if per_bank:
             for j in range(npairs):
-                with m.If(pair_rfc[j] != 0):
-                    m.d.sync += pair_rfc[j].eq(pair_rfc[j] - 1)
+                count_down(pair_rfc[j], pair_idle[j])
                 saturating(pair_age[j], age_top)
                 with m.If(pair_age[j] != age_top):
                     m.d.sync += [age_at[name][j].eq(pair_age[j] >= th[name] - 1)
@@ -263,51 +289,77 @@ class ReadScheduler(wiring.Component):
                          self.cmd_bank.eq(phys[bank] if physical is None else physical),
                          self.cmd_row.eq(row), self.cmd_col.eq(col_)]
 
-        def do_act(bank, row):
+        def do_act(bank, row, hit_sets):
             issue(Cmd.ACT, bank, row)
             with m.If(granted):
-                m.d.sync += [is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1)]
+                m.d.sync += [*hit_sets, is_open[bank].eq(1), open_row[bank].eq(row), since_act[bank].eq(1),
+                             ras_ok[bank].eq(int(1 >= c.t_ras)),
+                             rcd_ok[bank].eq(int(1 >= c.t_rcd))]
 
         def do_pre(bank):
             issue(Cmd.PRE, bank)
             with m.If(granted):
-                m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1), since_any_pre.eq(1)]
+                m.d.sync += [is_open[bank].eq(0), since_pre[bank].eq(1),
+                             rp_ok[bank].eq(int(1 >= c.t_rp))]
+                restart(since_any_pre, [any_rp_ok], [c.t_rp])
 
         act_rank_ok = Signal()
-        m.d.comb += act_rank_ok.eq((act_age[0] >= c.t_rrd) & (act_age[3] >= c.t_faw)
-                                   & (since_refpb >= c.t_pbr2act) & (rfc_left == 0))
+        m.d.comb += act_rank_ok.eq(rrd_ok & faw_ok & pbr2act_ok & rfc_idle)
 
-        def prepare(bank, row):
+        def prepare(bank, row, hit):
             """Conditions to precharge / activate ``bank`` so that ``row`` is open in it."""
             pre_ok, act_ok = Signal(), Signal()
             bank_free = Signal()
             if per_bank:
                 pair = Signal(range(npairs))
                 m.d.comb += [pair.eq(pair_of(bank)),
-                             bank_free.eq((pair_rfc[pair] == 0) & ~urgent[pair])]
+                             bank_free.eq(Array(pair_idle)[pair] & ~urgent[pair])]
             else:
                 m.d.comb += bank_free.eq(1)
             m.d.comb += [
-                pre_ok.eq(is_open[bank] & (open_row[bank] != row) & (since_act[bank] >= c.t_ras)),
-                act_ok.eq(~is_open[bank] & (since_pre[bank] >= c.t_rp) & act_rank_ok & bank_free),
+                pre_ok.eq(is_open[bank] & ~hit & ras_ok[bank]),
+                act_ok.eq(~is_open[bank] & rp_ok[bank] & act_rank_ok & bank_free),
             ]
             return pre_ok, act_ok
 
-        # The row after the current one (next bank; the row advances when the bank wraps).
-        b_nxt = Signal(range(nb))
-        r_nxt = Signal(range(c.rows))
-        m.d.comb += [b_nxt.eq(b_cur + 1 if nb > 1 else 0), r_nxt.eq(r_cur + (b_cur == nb - 1))]
+        # The row after the current one (next bank; the row advances when the bank wraps),
+        # registers set with the current one (no carry chain on the command choice).
+        b_nxt = Signal(range(nb), init=1 % nb)
+        r_nxt = Signal(range(c.rows), init=int(nb == 1) % c.rows)
+        base_bank = Signal(range(nb))
+        base_r = Signal(range(c.rows))
+        m.d.comb += [base_bank.eq(self.base_row[:bank_bits] if bank_bits else 0),
+                     base_r.eq(self.base_row >> bank_bits)]
+        # ``open_row[b_cur] == r_cur`` and ``open_row[b_nxt] == r_nxt``, registers too: set
+        # from the next position at a row's last RD (no ACT in that cycle) and at ``load`` (no
+        # ACT either: the unit is not reading then), and by the ACT of either row.
+        cur_hit = Signal(init=1)                 # (every open_row starts at row 0)
+        nxt_hit = Signal(init=int(nb > 1 or c.rows == 1))
+        b_nxt2 = Signal(range(nb))
+        r_nxt2 = Signal(range(c.rows))
+        base_b1 = Signal(range(nb))
+        base_r1 = Signal(range(c.rows))
+        m.d.comb += [b_nxt2.eq(b_nxt + 1), r_nxt2.eq(r_nxt + (b_nxt == nb - 1)),
+                     base_b1.eq(base_bank + 1), base_r1.eq(base_r + (base_bank == nb - 1))]
+        row_end_sets = [b_nxt.eq(b_nxt2), r_nxt.eq(r_nxt2),
+                        cur_hit.eq(nxt_hit), nxt_hit.eq(open_row[b_nxt2] == r_nxt2)]
+        load_sets = [b_nxt.eq(base_b1), r_nxt.eq(base_r1),
+                     cur_hit.eq(open_row[base_bank] == base_r),
+                     nxt_hit.eq(open_row[base_b1] == base_r1)]
+        # (with one bank the next row is in the current bank: an ACT of one row is a miss
+        # of the other)
+        cur_act_sets = [cur_hit.eq(1), *([nxt_hit.eq(r_nxt == r_cur)] if nb == 1 else [])]
+        nxt_act_sets = [nxt_hit.eq(1), *([cur_hit.eq(r_cur == r_nxt)] if nb == 1 else [])]
 
         cur_ready = Signal()
         rd_ok = Signal()
         m.d.comb += [
-            cur_ready.eq(is_open[b_cur] & (open_row[b_cur] == r_cur)
-                         & (since_act[b_cur] >= c.t_rcd)),
-            rd_ok.eq(self.reading & cur_ready & (since_rd >= c.t_ccd) & (rfc_left == 0)
-                     & self.rd_allowed),
+            cur_ready.eq(is_open[b_cur] & cur_hit
+                         & rcd_ok[b_cur]),
+            rd_ok.eq(self.reading & cur_ready & ccd_ok & rfc_idle & self.rd_allowed),
         ]
-        cur_pre, cur_act = prepare(b_cur, r_cur)
-        nxt_pre, nxt_act = prepare(b_nxt, r_nxt)
+        cur_pre, cur_act = prepare(b_cur, r_cur, cur_hit)
+        nxt_pre, nxt_act = prepare(b_nxt, r_nxt, nxt_hit)
         nxt_wanted = Signal()
         m.d.comb += nxt_wanted.eq(self.reading & (b_nxt != b_cur))
 
@@ -316,7 +368,7 @@ class ReadScheduler(wiring.Component):
             m.d.comb += self.rd_issued.eq(granted)
             with m.If(granted):
                 with m.If(col == bpr - 1):
-                    m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt)]
+                    m.d.sync += [col.eq(0), b_cur.eq(b_nxt), r_cur.eq(r_nxt), *row_end_sets]
                 with m.Else():
                     m.d.sync += col.eq(col + 1)
 
@@ -324,77 +376,93 @@ class ReadScheduler(wiring.Component):
             with m.If(self.reading & cur_pre):
                 do_pre(b_cur)
             with m.Elif(self.reading & cur_act):
-                do_act(b_cur, r_cur)
+                do_act(b_cur, r_cur, cur_act_sets)
             with m.Elif(nxt_wanted & nxt_pre):
                 do_pre(b_nxt)
             with m.Elif(nxt_wanted & nxt_act):
-                do_act(b_nxt, r_nxt)
+                do_act(b_nxt, r_nxt, nxt_act_sets)
 
         if not per_bank:
             # ---- all-bank refresh: stop, close every bank, REF ---------------------------------
-            ref_due = Signal()
-            m.d.comb += ref_due.eq(since_ref == c.t_refi)
+            ref_due = refi_over
             pre_for_ref = Signal()
             pre_bank = Signal(range(nb))
             for b in reversed(range(nb)):
-                with m.If(is_open[b] & (since_act[b] >= c.t_ras)):
+                with m.If(is_open[b] & ras_ok[b]):
                     m.d.comb += [pre_for_ref.eq(1), pre_bank.eq(b)]
             all_closed = Signal()
             m.d.comb += all_closed.eq(~_any(is_open[b] for b in range(nb)))
             with m.If(ref_due):
                 with m.If(pre_for_ref):
                     do_pre(pre_bank)
-                with m.Elif(all_closed & (since_any_pre >= c.t_rp)):
+                with m.Elif(all_closed & any_rp_ok):
                     issue(Cmd.REF)
                     with m.If(granted):
-                        m.d.sync += [rfc_left.eq(c.t_rfc - 1), since_ref.eq(1)]
+                        restart_down(rfc_left, rfc_idle, c.t_rfc - 1)
+                        restart(since_ref, [refi_over], [c.t_refi])
             with m.Elif(rd_ok):
                 do_rd()
             with m.Else():
                 walk()
         else:
             # ---- per-bank refresh: pick a pair, close its banks, REFpb ---------------------------
-            # Distance of each bank ahead of the current one in walk order.
-            in_use = [Signal(name=f"in_use{b}") for b in range(nb)]
-            soon = [Signal(name=f"soon{b}") for b in range(nb)]
-            for b in range(nb):
-                dist = Signal(range(nb), name=f"dist{b}")
-                m.d.comb += [
-                    dist.eq(b - b_cur),
-                    in_use[b].eq(self.reading & (dist <= th["lookahead"])),
-                    soon[b].eq(self.reading & (dist == th["lookahead"] + 1)),
-                ]
             members = [(j, j + half) if paired else (j,) for j in range(npairs)]
+
+            def window(bank):
+                """Per pair: one of its banks is within ``lookahead`` banks after ``bank`` in
+                walk order (in use while reading), or exactly ``lookahead + 1`` after (next to
+                come into use)."""
+                dist = [(b - bank)[:bank_bits] if bank_bits else Const(0) for b in range(nb)]
+                return ([_any(dist[b] <= th["lookahead"] for b in g) for g in members],
+                        [_any(dist[b] == th["lookahead"] + 1 for b in g) for g in members])
+
+            # The window of the current bank, kept as registers (set from the next bank at a
+            # row's last RD, from ``base_row`` at ``load``), so that no subtraction or compare
+            # sits on the refresh choice.
+            def _window_init(g):
+                d = [b % nb for b in g]
+                return (int(any(x <= th["lookahead"] for x in d)),
+                        int(any(x == th["lookahead"] + 1 for x in d)))
+            near = [Signal(name=f"near{j}", init=_window_init(g)[0]) for j, g in enumerate(members)]
+            ahead = [Signal(name=f"ahead{j}", init=_window_init(g)[1])
+                     for j, g in enumerate(members)]
+            for regs, vals in zip((near, ahead), window(b_nxt)):
+                row_end_sets.extend(r.eq(v) for r, v in zip(regs, vals))
+            for regs, vals in zip((near, ahead), window(base_bank)):
+                load_sets.extend(r.eq(v) for r, v in zip(regs, vals))
             want = []
-            for j, group in enumerate(members):
-                blocked = _any(in_use[b] for b in group)
-                coming = _any(soon[b] for b in group)
+            for j in range(npairs):
+                blocked = self.reading & near[j]
+                coming = self.reading & ahead[j]
                 w = Signal(name=f"want{j}")
                 # While the unit is idle (loading, say) every pair is refreshed from `early`
                 # on: a walk that starts on a pair cannot have seen it coming.
                 m.d.comb += w.eq(urgent[j] | (~blocked & (
                     age_at["due"][j] | ((coming | ~self.reading) & age_at["early"][j]))))
                 want.append(w)
-            sel = Signal(range(npairs))
+            # The selected pair, one-hot: the lowest wanting pair, among the urgent ones if any
+            # (an urgent pair always wants, so the selection is urgent exactly when one is).
+            any_urgent = Signal()
+            m.d.comb += any_urgent.eq(_any(urgent[j] for j in range(npairs)))
+            cand = [Signal(name=f"cand{j}") for j in range(npairs)]
+            chosen = [Signal(name=f"chosen{j}") for j in range(npairs)]
+            for j in range(npairs):
+                m.d.comb += [cand[j].eq(want[j] & (urgent[j] | ~any_urgent)),
+                             chosen[j].eq(cand[j] & ~_any(cand[:j]))]
             sel_valid = Signal()
             sel_urgent = Signal()
-            any_urgent = _any(urgent[j] for j in range(npairs))
-            for j in reversed(range(npairs)):
-                with m.If(want[j] & (urgent[j] | ~any_urgent)):
-                    m.d.comb += [sel.eq(j), sel_valid.eq(1)]
-            m.d.comb += sel_urgent.eq(sel_valid & urgent[sel])
+            m.d.comb += [sel_valid.eq(_any(cand)), sel_urgent.eq(any_urgent)]
             # Refresh work of each pair (constant indices), then that of the selected one.
             pre_j, pre_bank_j, go_j = [], [], []
             for j, group in enumerate(members):
                 p_ok, p_bank, go = (Signal(name=f"ref_pre{j}"), Signal(range(nb), name=f"ref_pre_bank{j}"),
                                     Signal(name=f"ref_go{j}"))
                 with m.If(is_open[group[0]]):
-                    m.d.comb += [p_ok.eq(since_act[group[0]] >= c.t_ras), p_bank.eq(group[0])]
+                    m.d.comb += [p_ok.eq(ras_ok[group[0]]), p_bank.eq(group[0])]
                 with m.Elif(is_open[group[-1]]):
-                    m.d.comb += [p_ok.eq(since_act[group[-1]] >= c.t_ras), p_bank.eq(group[-1])]
+                    m.d.comb += [p_ok.eq(ras_ok[group[-1]]), p_bank.eq(group[-1])]
                 with m.Else():
-                    m.d.comb += go.eq(_all(since_pre[b] >= c.t_rp for b in group)
-                                      & (pair_rfc[j] == 0))
+                    m.d.comb += go.eq(_all(rp_ok[b] for b in group) & pair_idle[j])
                 pre_j.append(p_ok)
                 pre_bank_j.append(p_bank)
                 go_j.append(go)
@@ -403,11 +471,12 @@ class ReadScheduler(wiring.Component):
             ref_go = Signal()         # issue the REFpb
             ref_bank = Signal(range(c.n_banks))   # physical bank of the REFpb
             m.d.comb += [
-                ref_pre.eq(Array(pre_j)[sel]), ref_pre_bank.eq(Array(pre_bank_j)[sel]),
-                ref_go.eq(Array(go_j)[sel] & (since_refpb >= c.t_pbr2pbr)
-                          & (act_age[0] >= c.t_rrd)),
-                ref_bank.eq(Array(Const(self.banks[g[0]], range(c.n_banks))
-                                  for g in members)[sel]),
+                ref_pre.eq(_any(chosen[j] & pre_j[j] for j in range(npairs))),
+                ref_pre_bank.eq(_any(Mux(chosen[j], pre_bank_j[j], 0) for j in range(npairs))),
+                ref_go.eq(_any(chosen[j] & go_j[j] for j in range(npairs)) & pbr2pbr_ok
+                          & rrd_ok),
+                ref_bank.eq(_any(Mux(chosen[j], self.banks[g[0]], 0)
+                                 for j, g in enumerate(members))),
             ]
 
             def refresh_work():
@@ -416,9 +485,9 @@ class ReadScheduler(wiring.Component):
                 with m.Else():
                     issue(Cmd.REFPB, physical=ref_bank)
                     with m.If(granted):
-                        m.d.sync += pair_rfc[sel].eq(c.t_rfcpb - 1)
                         for j in range(npairs):
-                            with m.If(sel == j):
+                            with m.If(chosen[j]):
+                                restart_down(pair_rfc[j], pair_idle[j], c.t_rfcpb - 1)
                                 m.d.sync += pair_age[j].eq(1)
                                 m.d.sync += [age_at[name][j].eq(int(1 >= th[name]))
                                              for name in age_at]
@@ -438,11 +507,7 @@ class ReadScheduler(wiring.Component):
 
         # A new walk (the unit is idle then, so no RD moves the position in the same cycle).
         with m.If(self.load):
-            m.d.sync += [
-                col.eq(0),
-                b_cur.eq(self.base_row[:bank_bits] if bank_bits else 0),
-                r_cur.eq(self.base_row >> bank_bits),
-            ]
+            m.d.sync += [col.eq(0), b_cur.eq(base_bank), r_cur.eq(base_r), *load_sets]
         return m
 
 

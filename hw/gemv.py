@@ -131,7 +131,12 @@ class GEMV(wiring.Component):
             m.d.sync += x_count.eq(x_count + 1)
 
         # ---- GEMV state ---------------------------------------------------------------------
-        n_reg = Signal.like(self.n)
+        # ``k == n - 1`` (the next RD ends its tile) is a register, set from look-ahead values
+        # (``n == 1``, ``n - 2``) loaded at ``start``, so that no compare sits in front of the
+        # scheduler's command choice (its ``rd_allowed``).
+        n_is_1 = Signal()
+        n_m2 = Signal(range(self.max_n + 1))
+        last_of_tile = Signal()
         m_left = Signal.like(self.m)          # results not yet moved to the output buffer
         tiles_left = Signal(range(self.max_m // lanes + 2))  # tiles whose reads are not all issued
         k = Signal(range(self.max_n))          # column of the next RD within its tile
@@ -144,12 +149,14 @@ class GEMV(wiring.Component):
         m.d.comb += [self.o_stream.valid.eq(out_count != 0), self.o_stream.payload.eq(res[0])]
         out_pop = Signal()
         m.d.comb += out_pop.eq(self.o_stream.valid & self.o_stream.ready)
+        # ``(out_count == 0) & (last_inflight == 0)``, kept as a register (set from the next
+        # values), so that the tile-end condition below is one gate in front of the scheduler.
+        room = Signal(init=1)
 
         # ---- command selection: the shared DRAM read scheduler ----------------------------
+        # ``busy & (tiles_left != 0)``, a register too: set at ``start`` (``m >= 1`` then), cleared
+        # by the last RD of the last tile (``busy`` falls only after that).
         reading = Signal()
-        m.d.comb += reading.eq(self.busy & (tiles_left != 0))
-        last_of_tile = Signal()
-        m.d.comb += last_of_tile.eq(k == n_reg - 1)
         rd_issued = Signal()
         rd_last = Signal()
         m.d.comb += xr.addr.eq(k)
@@ -160,15 +167,16 @@ class GEMV(wiring.Component):
             # The last RD of a tile waits until the previous tile's results have left and no
             # other tile-end is in flight (issued, not yet in the output buffer): the results of
             # this tile will need the output buffer.
-            sched.rd_allowed.eq(~last_of_tile | ((out_count == 0) & (last_inflight == 0))),
+            sched.rd_allowed.eq(~last_of_tile | room),
             sched.base_row.eq(self.base_row),
             rd_issued.eq(sched.rd_issued), rd_last.eq(sched.rd_issued & last_of_tile),
         ]
         with m.If(rd_issued):
             with m.If(last_of_tile):
-                m.d.sync += [k.eq(0), tiles_left.eq(tiles_left - 1)]
+                m.d.sync += [k.eq(0), tiles_left.eq(tiles_left - 1), last_of_tile.eq(n_is_1),
+                             reading.eq(tiles_left != 1)]
             with m.Else():
-                m.d.sync += k.eq(k + 1)
+                m.d.sync += [k.eq(k + 1), last_of_tile.eq(k == n_m2)]
 
         # ---- read tags: the activation and tile-end flag of each RD, popped with its data ----
         m.submodules.tags = tags = fifo.SyncFIFO(width=9, depth=c.t_rl + 2)
@@ -235,15 +243,24 @@ class GEMV(wiring.Component):
                              hi.eq(hi + p_hi + carry)]
 
         # Output buffer: filled at a flush (empty then, see rd_allowed), shifted on each pop.
+        out_count_next = Signal.like(out_count)
+        m.d.comb += out_count_next.eq(out_count)
+        m.d.sync += out_count.eq(out_count_next)
         with m.If(flush):
             m.d.sync += [res[lane].eq(resolved[lane]) for lane in range(lanes)]
             with m.If(m_left >= lanes):
-                m.d.sync += [out_count.eq(lanes), m_left.eq(m_left - lanes)]
+                m.d.comb += out_count_next.eq(lanes)
+                m.d.sync += m_left.eq(m_left - lanes)
             with m.Else():
-                m.d.sync += [out_count.eq(m_left), m_left.eq(0)]
+                m.d.comb += out_count_next.eq(m_left)
+                m.d.sync += m_left.eq(0)
         with m.Elif(out_pop):
             m.d.sync += [res[lane].eq(res[lane + 1]) for lane in range(lanes - 1)]
-            m.d.sync += out_count.eq(out_count - 1)
+            m.d.comb += out_count_next.eq(out_count - 1)
+        # The next ``room``: a tile-end RD issued now leaves ``last_inflight >= 1`` (a flush
+        # retires an earlier tile-end, so ``last_inflight >= 1`` then), otherwise
+        # ``last_inflight`` drops by ``flush``.
+        m.d.sync += room.eq(~rd_last & (out_count_next == 0) & (last_inflight == flush))
 
         # ---- start / finish -------------------------------------------------------------------
         with m.If(self.busy):
@@ -258,8 +275,9 @@ class GEMV(wiring.Component):
             with m.If(valid):
                 m.d.comb += sched.load.eq(1)
                 m.d.sync += [
-                    self.busy.eq(1), self.error.eq(0), self.cycles.eq(1),
-                    n_reg.eq(self.n), m_left.eq(self.m),
+                    self.busy.eq(1), self.error.eq(0), self.cycles.eq(1), reading.eq(1),
+                    n_is_1.eq(self.n == 1), n_m2.eq(self.n - 2), last_of_tile.eq(self.n == 1),
+                    m_left.eq(self.m),
                     tiles_left.eq((self.m + lanes - 1) >> (lanes.bit_length() - 1)),
                     k.eq(0), x_count.eq(0),
                 ]
