@@ -5,8 +5,7 @@ cycle count against Python's integer division."""
 import pytest
 
 from ahasd.hw.divider import Divider
-from ahasd.tb.amaranth_sim import simulate
-from ahasd.tb.dividers import expected, run
+from ahasd.tb.dividers import abort_and_restart, expected, run
 
 
 @pytest.mark.parametrize("n_bits, d_bits, q, check_cycle, round_half_up", [
@@ -41,38 +40,9 @@ def test_every_pair_and_step_count():
 @pytest.mark.parametrize("check_cycle", [False, True])
 def test_abort_and_restart(check_cycle):
     dut = Divider(dividend_width=8, divisor_width=4, quotient_bits=6, check_cycle=check_cycle)
-    seen = []
-
-    async def tb(ctx):
-        ctx.set(dut.abort, 1)            # ignored while idle
-        await ctx.tick()
-        ctx.set(dut.abort, 0)
-        ctx.set(dut.dividend, 200)
-        ctx.set(dut.divisor, 7)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        await ctx.tick().repeat(2)
-        ctx.set(dut.abort, 1)
-        await ctx.tick()
-        ctx.set(dut.abort, 0)
-        seen.append(ctx.get(dut.busy))
-        for _ in range(10):
-            seen.append(ctx.get(dut.done.valid))
-            await ctx.tick()
-        # A start while busy begins the new division.
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.dividend, 99)
-        ctx.set(dut.divisor, 4)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        while not ctx.get(dut.done.valid):
-            await ctx.tick()
-        seen.append(ctx.get(dut.done.payload))
-
-    simulate(dut, tb)
-    assert seen == [0] + [0] * 10 + [99 // 4]
+    seen = abort_and_restart(dut, (200, 7), (99, 4))
+    # 99 // 4 = 24 fits 6 bits: 6 steps, one more with the check cycle
+    assert seen == [0] + [0] * 10 + [(99 // 4, 7 if check_cycle else 6)]
 
 
 def test_validation():

@@ -6,41 +6,7 @@ integer division; and abort and restart."""
 import pytest
 
 from ahasd.hw.tvc_divider import RecordDivider
-from ahasd.tb.amaranth_sim import simulate
-
-
-def run(dut, cases):
-    """Divide every ``(row, carry_row, d)``; return ``[(result, held, cycles)]``."""
-    out = []
-    mask = 2**dut.dividend_width - 1
-
-    async def tb(ctx):
-        for a, b, d in cases:
-            ctx.set(dut.dividend, a)
-            ctx.set(dut.dividend_carry, b)
-            ctx.set(dut.divisor, d)
-            ctx.set(dut.start, 1)
-            await ctx.tick()
-            # Operands change after start: the divider must have taken them.
-            ctx.set(dut.start, 0)
-            ctx.set(dut.dividend, ~a & mask)
-            ctx.set(dut.dividend_carry, ~b & mask)
-            ctx.set(dut.divisor, ~d & (2**dut.divisor_width - 1))
-            cycles = 1
-            while not ctx.get(dut.done.valid):
-                assert ctx.get(dut.busy), (a, b, d, cycles)
-                assert cycles < 2 * dut.quotient_bits + 4, (a, b, d)
-                await ctx.tick()
-                cycles += 1
-            assert ctx.get(dut.busy)
-            result = ctx.get(dut.done.payload)
-            await ctx.tick()
-            assert not ctx.get(dut.busy) and not ctx.get(dut.done.valid)
-            await ctx.tick()   # one idle cycle: the quotient is held
-            out.append((result, ctx.get(dut.quotient), cycles))
-
-    simulate(dut, tb)
-    return out
+from ahasd.tb.dividers import abort_and_restart, run
 
 
 @pytest.mark.parametrize("n_bits, d_bits, q", [
@@ -58,49 +24,15 @@ def test_every_pair_that_fits(n_bits, d_bits, q):
             if n >> q < d:
                 # rows: all in one, all in the other, and a split with carries between them
                 for a in sorted({n, 0, n & 0b1010101, n - (n >> 1)}):
-                    cases.append((a, n - a, d))
+                    cases.append(((a, n - a), d, q))
     got = run(dut, cases)
-    for (a, b, d), (result, held, cycles) in zip(cases, got):
+    for ((a, b), d, _), (result, held, cycles) in zip(cases, got):
         assert (result, held, cycles) == ((a + b) // d, (a + b) // d, q), (a, b, d)
 
 
 def test_abort_and_restart():
     dut = RecordDivider(dividend_width=8, divisor_width=4, quotient_bits=6)
-    seen = []
-
-    async def tb(ctx):
-        ctx.set(dut.abort, 1)            # ignored while idle
-        await ctx.tick()
-        ctx.set(dut.abort, 0)
-        ctx.set(dut.dividend, 150)
-        ctx.set(dut.dividend_carry, 50)
-        ctx.set(dut.divisor, 7)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        await ctx.tick().repeat(2)
-        ctx.set(dut.abort, 1)
-        await ctx.tick()
-        ctx.set(dut.abort, 0)
-        seen.append(ctx.get(dut.busy))
-        for _ in range(10):
-            seen.append(ctx.get(dut.done.valid))
-            await ctx.tick()
-        # A start while busy begins the new division.
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.dividend, 90)
-        ctx.set(dut.dividend_carry, 9)
-        ctx.set(dut.divisor, 4)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        cycles = 1
-        while not ctx.get(dut.done.valid):
-            await ctx.tick()
-            cycles += 1
-        seen.append((ctx.get(dut.done.payload), cycles))
-
-    simulate(dut, tb)
+    seen = abort_and_restart(dut, ((150, 50), 7), ((90, 9), 4))
     assert seen == [0] + [0] * 10 + [(99 // 4, 6)]
 
 
