@@ -15,7 +15,13 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import wiring
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import check_divider_params, divider_members
+from ahasd.hw.divider import (
+    check_divider_params,
+    divider_members,
+    divider_quotient,
+    divider_start,
+    divider_step,
+)
 from ahasd.spec.params import check_int
 
 __all__ = ["SEGMENT", "csa", "csa_tree", "sign_of_sum", "low_mask", "shifted_rows",
@@ -209,6 +215,7 @@ class CarrySaveDivider(wiring.Component):
         count = Signal(range(q + 1))
         # In the check cycle rem_c is zero and rem_s the high part (its low dw + 1 bits).
         over = rem_s[:dw + 1] >= divisor
+        big = None                    # set when the high part is wider than the remainder
         if high_width > dw + 1:
             big = Signal()
             over = big | over
@@ -238,31 +245,13 @@ class CarrySaveDivider(wiring.Component):
         with m.If(step_cond):
             if not self.check_cycle:
                 m.d.sync += [check.eq(0), sat.eq(sat_now)]
-            m.d.sync += [
-                rem_s.eq(Mux(bit, trial_s, shift_s)),
-                rem_c.eq(Mux(bit, trial_c, shift_c)),
-                quo.eq(next_quo),
-                count.eq(count - 1),
-            ]
-            with m.If(count == 1):
-                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
-                m.d.sync += busy.eq(0)
+            divider_step(m, self, busy=busy, count=count, quo=quo, next_quo=next_quo,
+                         updates=[rem_s.eq(Mux(bit, trial_s, shift_s)),
+                                  rem_c.eq(Mux(bit, trial_c, shift_c))])
         with m.If(self.start):
-            m.d.sync += [
-                busy.eq(1),
-                check.eq(1),
-                sat.eq(0),
-                count.eq(steps),
-                divisor.eq(self.divisor),
-                rem_s.eq(high[:dw + 1]),
-                rem_c.eq(0),
-                quo.eq((dividend << q) >> steps if self.variable_steps else dividend),
-            ]
-            if high_width > dw + 1:
-                m.d.sync += big.eq(high[dw + 1:] != 0)
-
-        if self.check_cycle:
-            m.d.comb += self.quotient.eq(Mux(sat, 2**q - 1, quo))
-        else:
-            m.d.comb += self.quotient.eq(quo)
+            divider_start(m, self, busy=busy, check=check, sat=sat, count=count, steps=steps,
+                          divisor=divisor, quo=quo, dividend=dividend, high=high,
+                          high_width=high_width, big=big,
+                          remainder=[rem_s.eq(high[:dw + 1]), rem_c.eq(0)])
+        divider_quotient(m, self, sat=sat, quo=quo)
         return m

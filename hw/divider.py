@@ -1,7 +1,10 @@
 """Sequential restoring divider: one quotient bit per cycle, saturating.
 
-The one divider of the RTL (AAU's reciprocals, the entropy unit's ``U / S``, the batch mean, TVC's
-record ratios). Long division with a shifting partial remainder: the dividend is split into its
+The plain divider of the RTL (the entropy unit's batch mean, the formal proofs); the carry-save
+dividers (:mod:`ahasd.hw.carry_save`, :mod:`ahasd.hw.tvc_divider`) share its parameter rules, ports
+and step sequencing (:func:`divider_step`, :func:`divider_start`, :func:`divider_quotient`).
+
+Long division with a shifting partial remainder: the dividend is split into its
 high part ``dividend >> steps`` (the first partial remainder) and its low ``steps`` bits, which
 shift out of the quotient register into the remainder, one per cycle, while the quotient bits
 shift in. The comparator and subtractor are ``divisor_width + 1`` bits wide, whatever the
@@ -25,7 +28,8 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.construction import rejecting_construction
 from ahasd.spec.params import check_bool, check_int
 
-__all__ = ["Divider", "check_divider_params", "divider_members"]
+__all__ = ["Divider", "check_divider_params", "divider_members", "divider_quotient",
+           "divider_start", "divider_step"]
 
 
 def check_divider_params(dividend_width, divisor_width, quotient_bits, check_cycle, variable_steps):
@@ -51,6 +55,43 @@ def divider_members(dividend_width, divisor_width, quotient_bits, variable_steps
     if variable_steps:
         members["steps"] = In(range(quotient_bits + 1))
     return members
+
+
+def divider_step(m, dut, *, busy, count, quo, next_quo, updates):
+    """One step of a sequential divider (call it under the step condition): ``updates`` (the
+    partial remainder's next value), the next quotient bit shifted in, one step fewer; the last
+    step (``count == 1``) shows the quotient on ``dut.done`` and ends ``busy``."""
+    m.d.sync += [*updates, quo.eq(next_quo), count.eq(count - 1)]
+    with m.If(count == 1):
+        m.d.comb += [dut.done.valid.eq(1), dut.done.payload.eq(next_quo)]
+        m.d.sync += busy.eq(0)
+
+
+def divider_start(m, dut, *, busy, check, sat, count, steps, divisor, quo, dividend, high,
+                  high_width, big, remainder):
+    """A ``start`` of :class:`Divider` or the carry-save divider (call it under ``dut.start``):
+    busy, the check cycle next, the divisor taken, ``remainder`` (the first partial remainder's
+    registers set from the dividend's high part) and the low bits in the quotient register."""
+    q, dw = dut.quotient_bits, dut.divisor_width
+    m.d.sync += [
+        busy.eq(1),
+        check.eq(1),
+        sat.eq(0),
+        count.eq(steps),
+        divisor.eq(dut.divisor),
+        *remainder,
+        quo.eq((dividend << q) >> steps if dut.variable_steps else dividend),
+    ]
+    if high_width > dw + 1:
+        m.d.sync += big.eq(high[dw + 1:] != 0)
+
+
+def divider_quotient(m, dut, *, sat, quo):
+    """The held ``quotient`` port (all ones after a saturating check cycle)."""
+    if dut.check_cycle:
+        m.d.comb += dut.quotient.eq(Mux(sat, 2**dut.quotient_bits - 1, quo))
+    else:
+        m.d.comb += dut.quotient.eq(quo)
 
 
 class Divider(wiring.Component):
@@ -125,6 +166,7 @@ class Divider(wiring.Component):
         sat = Signal()                # the quotient saturated
         count = Signal(range(q + 1))
         over = rem >= divisor
+        big = None                    # set when the high part is wider than the remainder
         if high_width > dw + 1:
             big = Signal()
             over = big | over
@@ -148,29 +190,12 @@ class Divider(wiring.Component):
         with m.Elif(busy):
             if not self.check_cycle:
                 m.d.sync += [check.eq(0), sat.eq(sat_now)]
-            m.d.sync += [
-                rem.eq(Mux(bit, shifted - divisor, shifted)),
-                quo.eq(next_quo),
-                count.eq(count - 1),
-            ]
-            with m.If(count == 1):
-                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
-                m.d.sync += busy.eq(0)
+            divider_step(m, self, busy=busy, count=count, quo=quo, next_quo=next_quo,
+                         updates=[rem.eq(Mux(bit, shifted - divisor, shifted))])
         with m.If(self.start):
-            m.d.sync += [
-                busy.eq(1),
-                check.eq(1),
-                sat.eq(0),
-                count.eq(steps),
-                divisor.eq(self.divisor),
-                rem.eq(high),
-                quo.eq((dividend << q) >> steps if self.variable_steps else dividend),
-            ]
-            if high_width > dw + 1:
-                m.d.sync += big.eq(high[dw + 1:] != 0)
-
-        if self.check_cycle:
-            m.d.comb += self.quotient.eq(Mux(sat, 2**q - 1, quo))
-        else:
-            m.d.comb += self.quotient.eq(quo)
+            divider_start(m, self, busy=busy, check=check, sat=sat, count=count, steps=steps,
+                          divisor=divisor, quo=quo, dividend=dividend, high=high,
+                          high_width=high_width, big=big,
+                          remainder=[rem.eq(high)])
+        divider_quotient(m, self, sat=sat, quo=quo)
         return m

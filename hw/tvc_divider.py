@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In
 
 from ahasd.hw.carry_save import csa, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import check_divider_params, divider_members
+from ahasd.hw.divider import check_divider_params, divider_members, divider_step
 
 __all__ = ["RecordDivider"]
 
@@ -86,16 +86,10 @@ class RecordDivider(wiring.Component):
         with m.If(busy & self.abort):
             m.d.sync += busy.eq(0)
         with m.Elif(busy):
-            m.d.sync += [
-                rem_s.eq(Mux(bit, trial_s, rem_s)),
-                rem_c.eq(Mux(bit, trial_c, rem_c)),
-                shifted.eq(shifted >> 1),
-                quo.eq(next_quo),
-                count.eq(count - 1),
-            ]
-            with m.If(count == 1):
-                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
-                m.d.sync += busy.eq(0)
+            divider_step(m, self, busy=busy, count=count, quo=quo, next_quo=next_quo,
+                         updates=[rem_s.eq(Mux(bit, trial_s, rem_s)),
+                                  rem_c.eq(Mux(bit, trial_c, rem_c)),
+                                  shifted.eq(shifted >> 1)])
         with m.If(self.start):
             m.d.sync += [
                 busy.eq(1),
