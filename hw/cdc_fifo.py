@@ -14,15 +14,33 @@ how the next state is computed, neither of which changes a value any port shows 
   ``do_read`` selects in front of the output register: the same ``r_data`` one cycle later.
   The reads are from two copies of the storage (twice the memory bits), since synthesis would
   merge two reads of one memory back into one at a multiplexed address.
+* **Registered flags.** ``w_rdy`` (not full) and ``r_rdy`` (not empty) come from flip-flops
+  with, every cycle, the value of Amaranth's combinational comparison of the local pointer
+  with the synchronised remote one. The next value is computed from the local pointer's next
+  value (both candidates, ``pointer`` and ``pointer + 1``, compared; the late ``w_en`` /
+  ``r_en`` only selects) and the synchroniser's next output (its first flop,
+  :class:`PeekFFSynchronizer`). A write-domain reset clears the write pointer (the domains' resets
+  are synchronous): whenever the pointer is 0 (a register says so) the full flag is a
+  register of the comparison with a zero pointer, so the reset is never read as data (one
+  multiplexer after the registers). ``r_rdy`` is that register and not
+  ``r_rst`` (the reset crossing still forces empty, as before). The first flop is only
+  compared into the flag register, which samples it as the second flop does: with the Gray
+  code it is the old or the new remote pointer, both safe (a full or empty flag seen one
+  cycle late); the register has the clock period less the comparator to resolve a
+  metastable first flop, the second flop the whole period.
+* **Read data candidates exposed.** ``r_data_here`` / ``r_data_after`` (``fast_read`` only)
+  are the storage entries at the read pointer and after it, of which ``r_data`` holds the one
+  ``do_read`` selects from the next cycle: a user can precompute a function of the next
+  ``r_data`` (the draft queue's epoch check) for both and select.
 """
 
-from amaranth import Cat, Module, Mux, ResetSignal, Signal
+from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal
 from amaranth.hdl import Assume
 from amaranth.lib import fifo
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
 from amaranth.lib.memory import Memory
 
-__all__ = ["AsyncFIFO", "gray_code", "gray_decode"]
+__all__ = ["AsyncFIFO", "PeekFFSynchronizer", "gray_code", "gray_decode"]
 
 
 def gray_code(value):
@@ -37,6 +55,28 @@ def gray_decode(gray):
     for i in reversed(range(len(gray) - 1)):
         bits.insert(0, bits[0] ^ gray[i])
     return Cat(*bits)
+
+
+class PeekFFSynchronizer(FFSynchronizer):
+    """``amaranth.lib.cdc.FFSynchronizer`` (the same flops, platform hook aside) that also
+    shows ``o_next``: the value ``o`` takes after the next edge of ``o_domain`` (the input of
+    the last flop, so at least two stages)."""
+
+    def __init__(self, i, o, **kwargs):
+        super().__init__(i, o, **kwargs)
+        if self._stages < 2:
+            raise ValueError("PeekFFSynchronizer needs at least two stages")
+        self.o_next = Signal.like(o, name=f"{o.name}_next")
+
+    def elaborate(self, platform):
+        m = Module()
+        flops = [Signal(self.i.shape(), name=f"stage{index}",
+                        init=self._init, reset_less=self._reset_less)
+                 for index in range(self._stages)]
+        for i, o in zip((self.i, *flops), flops):
+            m.d[self._o_domain] += o.eq(i)
+        m.d.comb += [self.o.eq(flops[-1]), self.o_next.eq(flops[-2])]
+        return m
 
 
 class AsyncFIFO(fifo.AsyncFIFO):
@@ -59,6 +99,10 @@ class AsyncFIFO(fifo.AsyncFIFO):
             raise ValueError("depth must be at least 1, not 0")
         self.storage_attrs = dict(storage_attrs or {})
         self.fast_read = bool(fast_read)
+        #: The storage entries at the read pointer and after it (``fast_read`` only): the
+        #: candidates of the next cycle's ``r_data`` (it holds ``r_data_after`` after a read).
+        self.r_data_here = Signal(width)
+        self.r_data_after = Signal(width)
 
     def elaborate(self, platform):
         m = Module()
@@ -88,23 +132,47 @@ class AsyncFIFO(fifo.AsyncFIFO):
         consume_r_gry_inc = Signal(bits, init=gray_code(1), reset_less=True)
 
         produce_r_gry = Signal(bits)
-        m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=r)
+        m.submodules.produce_cdc = produce_cdc = PeekFFSynchronizer(
+            produce_w_gry, produce_r_gry, o_domain=r)
         consume_w_gry = Signal(bits)
-        m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=w)
+        m.submodules.consume_cdc = consume_cdc = PeekFFSynchronizer(
+            consume_r_gry, consume_w_gry, o_domain=w)
 
         consume_w_bin = Signal(bits)
         m.d[w] += consume_w_bin.eq(gray_decode(consume_w_gry))
         produce_r_bin = Signal(bits)
         m.d.comb += produce_r_bin.eq(gray_decode(produce_r_gry))
 
-        w_full = Signal()
-        r_empty = Signal()
-        m.d.comb += [
-            w_full.eq((produce_w_gry[-1] != consume_w_gry[-1]) &
-                      (produce_w_gry[-2] != consume_w_gry[-2]) &
-                      (produce_w_gry[:-2] == consume_w_gry[:-2])),
-            r_empty.eq(consume_r_gry == produce_r_gry),
+        def full(produce_gry, consume_gry):
+            return ((produce_gry[-1] != consume_gry[-1]) &
+                    (produce_gry[-2] != consume_gry[-2]) &
+                    (produce_gry[:-2] == consume_gry[:-2]))
+
+        # The flags, registered (module docstring): each is the comparison of its pointers as
+        # they are in this cycle, computed from their next values in the previous one.
+        # Write side: the write pointer's next value is its increment or itself, or 0 after a
+        # write-domain reset. Whenever it is 0 the flag is a second register's, the comparison
+        # with a zero pointer (which holds after a reset without reading the reset as data).
+        consume_next = consume_cdc.o_next
+        w_full_run = Signal(reset_less=True)    # full(produce_w_gry, ...) unless just reset
+        w_full_zero = Signal(reset_less=True)   # full(0, consume_w_gry)
+        produce_w_moved = Signal()              # produce_w_gry != 0
+        m.d[w] += [
+            w_full_run.eq(Mux(do_write, full(produce_w_gry_inc, consume_next),
+                              full(produce_w_gry, consume_next))),
+            w_full_zero.eq(full(Const(0, bits), consume_next)),
+            produce_w_moved.eq(Mux(do_write, produce_w_gry_inc != 0, produce_w_gry != 0)),
         ]
+        w_full = Signal()                       # full(produce_w_gry, consume_w_gry)
+        m.d.comb += w_full.eq(Mux(produce_w_moved, w_full_run, w_full_zero))
+        r_equal = Signal(reset_less=True)       # consume_r_gry == produce_r_gry
+        r_rst = Signal()
+        produce_next = produce_cdc.o_next
+        m.d[r] += r_equal.eq(Mux(r_rst, produce_r_gry == produce_next,
+                                 Mux(do_read, consume_r_gry_inc == produce_next,
+                                     consume_r_gry == produce_next)))
+        r_empty = Signal()
+        m.d.comb += r_empty.eq(r_equal | r_rst)
         m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
         m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
 
@@ -125,7 +193,8 @@ class AsyncFIFO(fifo.AsyncFIFO):
         m.d.comb += [self.w_rdy.eq(~w_full), self.r_rdy.eq(~r_empty)]
         if self.fast_read:
             r_here, r_next = (memory.read_port(domain="comb") for memory in copies)
-            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1])]
+            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1]),
+                         self.r_data_here.eq(r_here.data), self.r_data_after.eq(r_next.data)]
             # The entry at the read pointer after this cycle, as a synchronous port reads it.
             r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
             m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))
@@ -137,11 +206,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
 
         # Write-domain reset empties the FIFO (as amaranth.lib.fifo.AsyncFIFO does it).
         w_rst = ResetSignal(domain=w, allow_reset_less=True)
-        r_rst = Signal()
         m.submodules.rst_cdc = AsyncFFSynchronizer(w_rst, r_rst, o_domain=r)
         with m.If(r_rst):
             produce_now = gray_decode(produce_r_gry)
-            m.d.comb += r_empty.eq(1)
             m.d[r] += [
                 consume_r_gry.eq(produce_r_gry),
                 consume_r_bin.eq(produce_now),
@@ -169,5 +236,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
                     Assume(consume_r_inc == (consume_r_bin + 1)[:bits]),
                     Assume(produce_w_gry_inc == gray_code(produce_w_inc)),
                     Assume(consume_r_gry_inc == gray_code(consume_r_inc)),
+                    Assume(w_full_run == full(produce_w_gry, consume_w_gry)),
+                    Assume(w_full_zero == full(Const(0, bits), consume_w_gry)),
+                    Assume(produce_w_moved == (produce_w_gry != 0)),
+                    Assume(r_equal == (consume_r_gry == produce_r_gry)),
                 ]
         return m

@@ -38,7 +38,7 @@ Reset: reset both domains together (the write-domain reset also clears the FIFO,
 ``amaranth.lib.fifo.AsyncFIFO``).
 """
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
@@ -159,10 +159,37 @@ class DraftQueue(wiring.Component):
             self.w_level.eq(fifo.w_level),
         ]
 
-        tag = fifo.r_data[width:]
+        # `tag == r_epoch` for the entry in the read data register, as a register: computed in
+        # the previous cycle for both entries the read data register may take (at the read
+        # pointer, or after it when that cycle read) and both epochs (a squash accepted or not;
+        # a read-domain reset clears the epoch), then selected. So the stale check behind the
+        # empty flag is one gate, not a tag comparator.
+        squash_accept = Signal()
+        r_epoch_next = Signal(ebits)  # truncated first: the Gray code of the wrapped value
+        m.d.comb += r_epoch_next.eq(r_epoch + 1)
+        do_read = fifo.r_rdy & fifo.r_en
+        tags = [entry[width:] for entry in (fifo.r_data_after, fifo.r_data_here)]
+        # The read data's tag, compared with the epoch after this cycle, and with 0 for the
+        # cycles where the epoch is 0 (the first after a read-domain reset among them: the
+        # reset is not read as data). The read data register starts at 0, as the epoch does.
+        tag_run = Signal(reset_less=True, init=1)
+        tag_zero = Signal(reset_less=True, init=1)
+        epoch_moved = Signal()                  # r_epoch != 0
+        m.d[r] += [
+            tag_run.eq(Mux(do_read,
+                           Mux(squash_accept, tags[0] == r_epoch_next, tags[0] == r_epoch),
+                           Mux(squash_accept, tags[1] == r_epoch_next, tags[1] == r_epoch))),
+            tag_zero.eq(Mux(do_read, tags[0] == 0, tags[1] == 0)),
+            epoch_moved.eq(Mux(squash_accept, r_epoch_next != 0, r_epoch != 0)),
+        ]
+        tag_current = Signal()   # fifo.r_data[width:] == r_epoch, every cycle
+        m.d.comb += tag_current.eq(Mux(epoch_moved, tag_run, tag_zero))
+        # For the tests: the register and what it stands for (the tag check it replaces).
+        self._tag_check = (tag_current, fifo.r_data[width:] == r_epoch)
         stale = Signal()
         m.d.comb += [
-            stale.eq(fifo.r_rdy & (tag != r_epoch)),
+            squash_accept.eq(self.squash & self.squash_ready),
+            stale.eq(fifo.r_rdy & ~tag_current),
             self.o_stream.valid.eq(fifo.r_rdy & ~stale),
             self.o_stream.payload.eq(fifo.r_data[:width]),
             fifo.r_en.eq(stale | self.o_stream.ready),
@@ -172,9 +199,7 @@ class DraftQueue(wiring.Component):
         ]
         with m.If(stale):
             m.d[r] += self.discarded.eq(self.discarded + 1)
-        r_epoch_next = Signal(ebits)  # truncated first: the Gray code of the wrapped value
-        m.d.comb += r_epoch_next.eq(r_epoch + 1)
-        with m.If(self.squash & self.squash_ready):
+        with m.If(squash_accept):
             m.d[r] += [
                 r_epoch.eq(r_epoch_next),
                 r_epoch_gray.eq(gray_code(r_epoch_next)),
