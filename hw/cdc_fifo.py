@@ -28,10 +28,12 @@ how the next state is computed, neither of which changes a value any port shows 
   code it is the old or the new remote pointer, both safe (a full or empty flag seen one
   cycle late); the register has the clock period less the comparator to resolve a
   metastable first flop, the second flop the whole period.
-* **Read data candidates exposed.** ``r_data_here`` / ``r_data_after`` (``fast_read`` only)
-  are the storage entries at the read pointer and after it, of which ``r_data`` holds the one
-  ``do_read`` selects from the next cycle: a user can precompute a function of the next
-  ``r_data`` (the draft queue's epoch check) for both and select.
+* **Key matches of the read data, registered** (``match_keys``, ``fast_read`` only). Bit
+  ``i`` of ``r_key_match`` is ``r_data[-key_bits:] == r_keys[i]`` with ``r_keys`` as it was in
+  the previous cycle: both storage entries ``r_data`` may take are compared and ``do_read``
+  selects, as for ``r_data`` itself (the draft queue's epoch check, without a comparator
+  behind the read data register). The comparison is inside the FIFO, at the read side of its
+  storage, where the FIFO's protocol keeps the entries stable.
 """
 
 from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal
@@ -85,6 +87,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
 
     ``storage_attrs`` : dict, optional
         Attributes of the storage memory (``{"ram_style": "distributed"}``).
+    ``match_keys``, ``key_bits``, ``key_init`` : int, int, list of int
+        Registered matches of the read data's top ``key_bits`` bits with ``match_keys`` keys
+        ``r_keys`` (module docstring); ``key_init``: the keys' power-up values (default 0).
     ``fast_read`` : bool
         Read two copies of the storage and select after them (default True); False: one
         storage read through a synchronous port at the multiplexed pointer (half the memory
@@ -92,17 +97,24 @@ class AsyncFIFO(fifo.AsyncFIFO):
     """
 
     def __init__(self, *, width, depth, r_domain="read", w_domain="write", exact_depth=False,
-                 storage_attrs=None, fast_read=True):
+                 storage_attrs=None, fast_read=True, match_keys=0, key_bits=0,
+                 key_init=None):
         super().__init__(width=width, depth=depth, r_domain=r_domain, w_domain=w_domain,
                          exact_depth=exact_depth)
         if self.depth == 0:
             raise ValueError("depth must be at least 1, not 0")
         self.storage_attrs = dict(storage_attrs or {})
         self.fast_read = bool(fast_read)
-        #: The storage entries at the read pointer and after it (``fast_read`` only): the
-        #: candidates of the next cycle's ``r_data`` (it holds ``r_data_after`` after a read).
-        self.r_data_here = Signal(width)
-        self.r_data_after = Signal(width)
+        if match_keys and not (self.fast_read and 0 < key_bits <= width):
+            raise ValueError("match_keys needs fast_read and 0 < key_bits <= width")
+        self.key_bits = key_bits
+        # The keys' values at power-up (the read data starts at 0): the matches' initial value.
+        key_init = list(key_init or [0] * match_keys)
+        self._key_match_init = sum(1 << i for i, key in enumerate(key_init) if key == 0)
+        #: Keys (read domain) compared with the next ``r_data``'s top ``key_bits`` bits.
+        self.r_keys = [Signal(key_bits, name=f"r_key{i}") for i in range(match_keys)]
+        #: Bit i: ``r_data[-key_bits:]`` equals ``r_keys[i]`` of the previous cycle.
+        self.r_key_match = Signal(match_keys)
 
     def elaborate(self, platform):
         m = Module()
@@ -193,8 +205,14 @@ class AsyncFIFO(fifo.AsyncFIFO):
         m.d.comb += [self.w_rdy.eq(~w_full), self.r_rdy.eq(~r_empty)]
         if self.fast_read:
             r_here, r_next = (memory.read_port(domain="comb") for memory in copies)
-            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1]),
-                         self.r_data_here.eq(r_here.data), self.r_data_after.eq(r_next.data)]
+            m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1])]
+            if self.r_keys:
+                here, after = (port.data[-self.key_bits:] for port in (r_here, r_next))
+                key_match = Signal(len(self.r_keys), reset_less=True,
+                                   init=self._key_match_init)
+                m.d[r] += key_match.eq(Mux(do_read, Cat(after == k for k in self.r_keys),
+                                           Cat(here == k for k in self.r_keys)))
+                m.d.comb += self.r_key_match.eq(key_match)
             # The entry at the read pointer after this cycle, as a synchronous port reads it.
             r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
             m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))

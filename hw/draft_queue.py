@@ -129,7 +129,8 @@ class DraftQueue(wiring.Component):
         # a 100 MHz cycle.
         m.submodules.fifo = fifo = AsyncFIFO(width=width + ebits, depth=self.depth,
                                              w_domain=w, r_domain=r,
-                                             storage_attrs={"ram_style": "distributed"})
+                                             storage_attrs={"ram_style": "distributed"},
+                                             match_keys=3, key_bits=ebits, key_init=[0, 1, 0])
 
         # Read side epoch, binary and Gray (the Gray copy is a register: it crosses domains).
         r_epoch = Signal(ebits)
@@ -159,31 +160,26 @@ class DraftQueue(wiring.Component):
             self.w_level.eq(fifo.w_level),
         ]
 
-        # `tag == r_epoch` for the entry in the read data register, as a register: computed in
-        # the previous cycle for both entries the read data register may take (at the read
-        # pointer, or after it when that cycle read) and both epochs (a squash accepted or not;
-        # a read-domain reset clears the epoch), then selected. So the stale check behind the
-        # empty flag is one gate, not a tag comparator.
+        # `tag == r_epoch` for the entry in the read data register, from registers: the FIFO
+        # compares the tag of the entry its read data register takes next with the epoch, the
+        # epoch + 1 and 0 (its key matches), and this cycle's accepted squash, registered,
+        # picks the epoch + 1 match; where the epoch is 0 (the first cycle after a read-domain
+        # reset among them: the reset is not read as data) the match with 0. So the stale check
+        # behind the empty flag is a gate, not a tag comparator.
         squash_accept = Signal()
         r_epoch_next = Signal(ebits)  # truncated first: the Gray code of the wrapped value
         m.d.comb += r_epoch_next.eq(r_epoch + 1)
-        do_read = fifo.r_rdy & fifo.r_en
-        tags = [entry[width:] for entry in (fifo.r_data_after, fifo.r_data_here)]
-        # The read data's tag, compared with the epoch after this cycle, and with 0 for the
-        # cycles where the epoch is 0 (the first after a read-domain reset among them: the
-        # reset is not read as data). The read data register starts at 0, as the epoch does.
-        tag_run = Signal(reset_less=True, init=1)
-        tag_zero = Signal(reset_less=True, init=1)
+        m.d.comb += [fifo.r_keys[0].eq(r_epoch), fifo.r_keys[1].eq(r_epoch_next),
+                     fifo.r_keys[2].eq(0)]
+        squashed = Signal()                     # a squash was accepted in the previous cycle
         epoch_moved = Signal()                  # r_epoch != 0
         m.d[r] += [
-            tag_run.eq(Mux(do_read,
-                           Mux(squash_accept, tags[0] == r_epoch_next, tags[0] == r_epoch),
-                           Mux(squash_accept, tags[1] == r_epoch_next, tags[1] == r_epoch))),
-            tag_zero.eq(Mux(do_read, tags[0] == 0, tags[1] == 0)),
+            squashed.eq(squash_accept),
             epoch_moved.eq(Mux(squash_accept, r_epoch_next != 0, r_epoch != 0)),
         ]
+        match = fifo.r_key_match
         tag_current = Signal()   # fifo.r_data[width:] == r_epoch, every cycle
-        m.d.comb += tag_current.eq(Mux(epoch_moved, tag_run, tag_zero))
+        m.d.comb += tag_current.eq(Mux(epoch_moved, Mux(squashed, match[1], match[0]), match[2]))
         # For the tests: the register and what it stands for (the tag check it replaces).
         self._tag_check = (tag_current, fifo.r_data[width:] == r_epoch)
         stale = Signal()
