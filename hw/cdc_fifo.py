@@ -177,7 +177,7 @@ class AsyncFIFO(fifo.AsyncFIFO):
         ]
         w_full = Signal()                       # full(produce_w_gry, consume_w_gry)
         m.d.comb += w_full.eq(Mux(produce_w_moved, w_full_run, w_full_zero))
-        r_equal = Signal(reset_less=True)       # consume_r_gry == produce_r_gry
+        r_equal = Signal(reset_less=True, init=1)   # consume_r_gry == produce_r_gry
         r_rst = Signal()
         produce_next = produce_cdc.o_next
         m.d[r] += r_equal.eq(Mux(r_rst, produce_r_gry == produce_next,
