@@ -112,9 +112,6 @@ class EDC(wiring.Component):
         llr = Signal(p.llr_bits)
         head = Signal(p.fifo_depth_log2)
         count = Signal(p.fifo_depth_log2 + 1)
-        # `count != 0` as a register of its own (computed with the next count, per case), so the
-        # late verify's gating does not start behind a comparator.
-        nonempty = Signal()
 
         # PHT: one table of saturating counters.
         m.submodules.pht = pht = Memory(shape=p.counter_bits, depth=p.pht_entries,
@@ -144,7 +141,7 @@ class EDC(wiring.Component):
         head_index = Signal(p.index_bits)
         head_bucket = Signal(p.bucket_bits)
         m.d.comb += [
-            verify.eq(self.verify.valid & nonempty),
+            verify.eq(self.verify.valid & (count != 0)),
             Cat(head_index, head_bucket).eq(head_entry),
             pht_train.addr.eq(head_index),
             pht_wr.addr.eq(head_index),
@@ -179,11 +176,10 @@ class EDC(wiring.Component):
             # else an entry already stored (a drop overwrites the old head, not the new one:
             # depth >= 2); a verify or a drop (never both: a verify leaves room) moves it by one.
             written_at_head = draft & (count1 == 0)
-            count2 = Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1]
             return {
                 "leht": Cat(*leht2), "lceht": Cat(*lceht1), "llr": llr2,
                 "head": Mux(drop, head1 + 1, head1)[:p.fifo_depth_log2],
-                "count": count2, "nonempty": count2 != 0,
+                "count": Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1],
                 "index": index,
                 "fifo_addr": (head1 + count1)[:p.fifo_depth_log2],
                 "head_entry": Mux(written_at_head, Cat(index, bucket),
@@ -197,7 +193,7 @@ class EDC(wiring.Component):
         # on the draft, nor its data (the drafting case's; in a cycle without a draft nothing
         # is written): only its enable does.
         draft = self.draft.valid
-        cases = {(v, d): phases(Const(0, 1) if v == 0 else nonempty, Const(d, 1),
+        cases = {(v, d): phases(Const(0, 1) if v == 0 else count != 0, Const(d, 1),
                                 f"{'verify' if v else 'idle'}_{'draft' if d else 'none'}")
                  for v in (0, 1) for d in (0, 1)}
 
@@ -223,7 +219,6 @@ class EDC(wiring.Component):
             llr.eq(nxt["llr"]),
             head.eq(nxt["head"]),
             count.eq(nxt["count"]),
-            nonempty.eq(nxt["nonempty"]),
             head_entry.eq(nxt["head_entry"]),
             self.decision.valid.eq(draft),
             self.decision.payload.index.eq(index),
