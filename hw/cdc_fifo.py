@@ -14,15 +14,35 @@ how the next state is computed, neither of which changes a value any port shows 
   ``do_read`` selects in front of the output register: the same ``r_data`` one cycle later.
   The reads are from two copies of the storage (twice the memory bits), since synthesis would
   merge two reads of one memory back into one at a multiplexed address.
+* **Registered flags.** ``w_rdy`` (not full) and ``r_rdy`` (not empty) come from flip-flops
+  with, every cycle, the value of Amaranth's combinational comparison of the local pointer
+  with the synchronised remote one. The next value is computed from the local pointer's next
+  value (both candidates, ``pointer`` and ``pointer + 1``, compared; the late ``w_en`` /
+  ``r_en`` only selects) and the synchroniser's next output (its first flop,
+  :class:`PeekFFSynchronizer`). A write-domain reset clears the write pointer (the domains' resets
+  are synchronous): whenever the pointer is 0 (a register says so) the full flag is a
+  register of the comparison with a zero pointer, so the reset is never read as data (one
+  multiplexer after the registers). ``r_rdy`` is that register and not
+  ``r_rst`` (the reset crossing still forces empty, as before). The first flop is only
+  compared into the flag register, which samples it as the second flop does: with the Gray
+  code it is the old or the new remote pointer, both safe (a full or empty flag seen one
+  cycle late); the register has the clock period less the comparator to resolve a
+  metastable first flop, the second flop the whole period.
+* **Key matches of the read data, registered** (``match_keys``, ``fast_read`` only). Bit
+  ``i`` of ``r_key_match`` is ``r_data[-key_bits:] == r_keys[i]`` with ``r_keys`` as it was in
+  the previous cycle: both storage entries ``r_data`` may take are compared and ``do_read``
+  selects, as for ``r_data`` itself (the draft queue's epoch check, without a comparator
+  behind the read data register). The comparison is inside the FIFO, at the read side of its
+  storage, where the FIFO's protocol keeps the entries stable.
 """
 
-from amaranth import Cat, Module, Mux, ResetSignal, Signal
+from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal
 from amaranth.hdl import Assume
 from amaranth.lib import fifo
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
 from amaranth.lib.memory import Memory
 
-__all__ = ["AsyncFIFO", "gray_code", "gray_decode"]
+__all__ = ["AsyncFIFO", "PeekFFSynchronizer", "gray_code", "gray_decode"]
 
 
 def gray_code(value):
@@ -39,12 +59,37 @@ def gray_decode(gray):
     return Cat(*bits)
 
 
+class PeekFFSynchronizer(FFSynchronizer):
+    """``amaranth.lib.cdc.FFSynchronizer`` (the same flops, platform hook aside) that also
+    shows ``o_next``: the value ``o`` takes after the next edge of ``o_domain`` (the input of
+    the last flop, so at least two stages)."""
+
+    def __init__(self, i, o, **kwargs):
+        super().__init__(i, o, **kwargs)
+        if self._stages < 2:
+            raise ValueError("PeekFFSynchronizer needs at least two stages")
+        self.o_next = Signal.like(o, name=f"{o.name}_next")
+
+    def elaborate(self, platform):
+        m = Module()
+        flops = [Signal(self.i.shape(), name=f"stage{index}",
+                        init=self._init, reset_less=self._reset_less)
+                 for index in range(self._stages)]
+        for i, o in zip((self.i, *flops), flops):
+            m.d[self._o_domain] += o.eq(i)
+        m.d.comb += [self.o.eq(flops[-1]), self.o_next.eq(flops[-2])]
+        return m
+
+
 class AsyncFIFO(fifo.AsyncFIFO):
     """``amaranth.lib.fifo.AsyncFIFO`` (same parameters, ports and behaviour) with registered
     pointer increments and the read data selected after the storage (module docstring).
 
     ``storage_attrs`` : dict, optional
         Attributes of the storage memory (``{"ram_style": "distributed"}``).
+    ``match_keys``, ``key_bits``, ``key_init`` : int, int, list of int
+        Registered matches of the read data's top ``key_bits`` bits with ``match_keys`` keys
+        ``r_keys`` (module docstring); ``key_init``: the keys' power-up values (default 0).
     ``fast_read`` : bool
         Read two copies of the storage and select after them (default True); False: one
         storage read through a synchronous port at the multiplexed pointer (half the memory
@@ -52,13 +97,24 @@ class AsyncFIFO(fifo.AsyncFIFO):
     """
 
     def __init__(self, *, width, depth, r_domain="read", w_domain="write", exact_depth=False,
-                 storage_attrs=None, fast_read=True):
+                 storage_attrs=None, fast_read=True, match_keys=0, key_bits=0,
+                 key_init=None):
         super().__init__(width=width, depth=depth, r_domain=r_domain, w_domain=w_domain,
                          exact_depth=exact_depth)
         if self.depth == 0:
             raise ValueError("depth must be at least 1, not 0")
         self.storage_attrs = dict(storage_attrs or {})
         self.fast_read = bool(fast_read)
+        if match_keys and not (self.fast_read and 0 < key_bits <= width):
+            raise ValueError("match_keys needs fast_read and 0 < key_bits <= width")
+        self.key_bits = key_bits
+        # The keys' values at power-up (the read data starts at 0): the matches' initial value.
+        key_init = list(key_init or [0] * match_keys)
+        self._key_match_init = sum(1 << i for i, key in enumerate(key_init) if key == 0)
+        #: Keys (read domain) compared with the next ``r_data``'s top ``key_bits`` bits.
+        self.r_keys = [Signal(key_bits, name=f"r_key{i}") for i in range(match_keys)]
+        #: Bit i: ``r_data[-key_bits:]`` equals ``r_keys[i]`` of the previous cycle.
+        self.r_key_match = Signal(match_keys)
 
     def elaborate(self, platform):
         m = Module()
@@ -88,23 +144,47 @@ class AsyncFIFO(fifo.AsyncFIFO):
         consume_r_gry_inc = Signal(bits, init=gray_code(1), reset_less=True)
 
         produce_r_gry = Signal(bits)
-        m.submodules.produce_cdc = FFSynchronizer(produce_w_gry, produce_r_gry, o_domain=r)
+        m.submodules.produce_cdc = produce_cdc = PeekFFSynchronizer(
+            produce_w_gry, produce_r_gry, o_domain=r)
         consume_w_gry = Signal(bits)
-        m.submodules.consume_cdc = FFSynchronizer(consume_r_gry, consume_w_gry, o_domain=w)
+        m.submodules.consume_cdc = consume_cdc = PeekFFSynchronizer(
+            consume_r_gry, consume_w_gry, o_domain=w)
 
         consume_w_bin = Signal(bits)
         m.d[w] += consume_w_bin.eq(gray_decode(consume_w_gry))
         produce_r_bin = Signal(bits)
         m.d.comb += produce_r_bin.eq(gray_decode(produce_r_gry))
 
-        w_full = Signal()
-        r_empty = Signal()
-        m.d.comb += [
-            w_full.eq((produce_w_gry[-1] != consume_w_gry[-1]) &
-                      (produce_w_gry[-2] != consume_w_gry[-2]) &
-                      (produce_w_gry[:-2] == consume_w_gry[:-2])),
-            r_empty.eq(consume_r_gry == produce_r_gry),
+        def full(produce_gry, consume_gry):
+            return ((produce_gry[-1] != consume_gry[-1]) &
+                    (produce_gry[-2] != consume_gry[-2]) &
+                    (produce_gry[:-2] == consume_gry[:-2]))
+
+        # The flags, registered (module docstring): each is the comparison of its pointers as
+        # they are in this cycle, computed from their next values in the previous one.
+        # Write side: the write pointer's next value is its increment or itself, or 0 after a
+        # write-domain reset. Whenever it is 0 the flag is a second register's, the comparison
+        # with a zero pointer (which holds after a reset without reading the reset as data).
+        consume_next = consume_cdc.o_next
+        w_full_run = Signal(reset_less=True)    # full(produce_w_gry, ...) unless just reset
+        w_full_zero = Signal(reset_less=True)   # full(0, consume_w_gry)
+        produce_w_moved = Signal()              # produce_w_gry != 0
+        m.d[w] += [
+            w_full_run.eq(Mux(do_write, full(produce_w_gry_inc, consume_next),
+                              full(produce_w_gry, consume_next))),
+            w_full_zero.eq(full(Const(0, bits), consume_next)),
+            produce_w_moved.eq(Mux(do_write, produce_w_gry_inc != 0, produce_w_gry != 0)),
         ]
+        w_full = Signal()                       # full(produce_w_gry, consume_w_gry)
+        m.d.comb += w_full.eq(Mux(produce_w_moved, w_full_run, w_full_zero))
+        r_equal = Signal(reset_less=True, init=1)   # consume_r_gry == produce_r_gry
+        r_rst = Signal()
+        produce_next = produce_cdc.o_next
+        m.d[r] += r_equal.eq(Mux(r_rst, produce_r_gry == produce_next,
+                                 Mux(do_read, consume_r_gry_inc == produce_next,
+                                     consume_r_gry == produce_next)))
+        r_empty = Signal()
+        m.d.comb += r_empty.eq(r_equal | r_rst)
         m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
         m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
 
@@ -126,6 +206,13 @@ class AsyncFIFO(fifo.AsyncFIFO):
         if self.fast_read:
             r_here, r_next = (memory.read_port(domain="comb") for memory in copies)
             m.d.comb += [r_here.addr.eq(consume_r_bin[:-1]), r_next.addr.eq(consume_r_inc[:-1])]
+            if self.r_keys:
+                here, after = (port.data[-self.key_bits:] for port in (r_here, r_next))
+                key_match = Signal(len(self.r_keys), reset_less=True,
+                                   init=self._key_match_init)
+                m.d[r] += key_match.eq(Mux(do_read, Cat(after == k for k in self.r_keys),
+                                           Cat(here == k for k in self.r_keys)))
+                m.d.comb += self.r_key_match.eq(key_match)
             # The entry at the read pointer after this cycle, as a synchronous port reads it.
             r_data = Signal(self.width, reset_less=True)   # a read port's register: no reset
             m.d[r] += r_data.eq(Mux(do_read, r_next.data, r_here.data))
@@ -137,11 +224,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
 
         # Write-domain reset empties the FIFO (as amaranth.lib.fifo.AsyncFIFO does it).
         w_rst = ResetSignal(domain=w, allow_reset_less=True)
-        r_rst = Signal()
         m.submodules.rst_cdc = AsyncFFSynchronizer(w_rst, r_rst, o_domain=r)
         with m.If(r_rst):
             produce_now = gray_decode(produce_r_gry)
-            m.d.comb += r_empty.eq(1)
             m.d[r] += [
                 consume_r_gry.eq(produce_r_gry),
                 consume_r_bin.eq(produce_now),
@@ -169,5 +254,9 @@ class AsyncFIFO(fifo.AsyncFIFO):
                     Assume(consume_r_inc == (consume_r_bin + 1)[:bits]),
                     Assume(produce_w_gry_inc == gray_code(produce_w_inc)),
                     Assume(consume_r_gry_inc == gray_code(consume_r_inc)),
+                    Assume(w_full_run == full(produce_w_gry, consume_w_gry)),
+                    Assume(w_full_zero == full(Const(0, bits), consume_w_gry)),
+                    Assume(produce_w_moved == (produce_w_gry != 0)),
+                    Assume(r_equal == (consume_r_gry == produce_r_gry)),
                 ]
         return m

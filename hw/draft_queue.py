@@ -38,7 +38,7 @@ Reset: reset both domains together (the write-domain reset also clears the FIFO,
 ``amaranth.lib.fifo.AsyncFIFO``).
 """
 
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
@@ -129,7 +129,8 @@ class DraftQueue(wiring.Component):
         # a 100 MHz cycle.
         m.submodules.fifo = fifo = AsyncFIFO(width=width + ebits, depth=self.depth,
                                              w_domain=w, r_domain=r,
-                                             storage_attrs={"ram_style": "distributed"})
+                                             storage_attrs={"ram_style": "distributed"},
+                                             match_keys=3, key_bits=ebits, key_init=[0, 1, 0])
 
         # Read side epoch, binary and Gray (the Gray copy is a register: it crosses domains).
         r_epoch = Signal(ebits)
@@ -159,10 +160,32 @@ class DraftQueue(wiring.Component):
             self.w_level.eq(fifo.w_level),
         ]
 
-        tag = fifo.r_data[width:]
+        # `tag == r_epoch` for the entry in the read data register, from registers: the FIFO
+        # compares the tag of the entry its read data register takes next with the epoch, the
+        # epoch + 1 and 0 (its key matches), and this cycle's accepted squash, registered,
+        # picks the epoch + 1 match; where the epoch is 0 (the first cycle after a read-domain
+        # reset among them: the reset is not read as data) the match with 0. So the stale check
+        # behind the empty flag is a gate, not a tag comparator.
+        squash_accept = Signal()
+        r_epoch_next = Signal(ebits)  # truncated first: the Gray code of the wrapped value
+        m.d.comb += r_epoch_next.eq(r_epoch + 1)
+        m.d.comb += [fifo.r_keys[0].eq(r_epoch), fifo.r_keys[1].eq(r_epoch_next),
+                     fifo.r_keys[2].eq(0)]
+        squashed = Signal()                     # a squash was accepted in the previous cycle
+        epoch_moved = Signal()                  # r_epoch != 0
+        m.d[r] += [
+            squashed.eq(squash_accept),
+            epoch_moved.eq(Mux(squash_accept, r_epoch_next != 0, r_epoch != 0)),
+        ]
+        match = fifo.r_key_match
+        tag_current = Signal()   # fifo.r_data[width:] == r_epoch, every cycle
+        m.d.comb += tag_current.eq(Mux(epoch_moved, Mux(squashed, match[1], match[0]), match[2]))
+        # For the tests: the register and what it stands for (the tag check it replaces).
+        self._tag_check = (tag_current, fifo.r_data[width:] == r_epoch)
         stale = Signal()
         m.d.comb += [
-            stale.eq(fifo.r_rdy & (tag != r_epoch)),
+            squash_accept.eq(self.squash & self.squash_ready),
+            stale.eq(fifo.r_rdy & ~tag_current),
             self.o_stream.valid.eq(fifo.r_rdy & ~stale),
             self.o_stream.payload.eq(fifo.r_data[:width]),
             fifo.r_en.eq(stale | self.o_stream.ready),
@@ -172,9 +195,7 @@ class DraftQueue(wiring.Component):
         ]
         with m.If(stale):
             m.d[r] += self.discarded.eq(self.discarded + 1)
-        r_epoch_next = Signal(ebits)  # truncated first: the Gray code of the wrapped value
-        m.d.comb += r_epoch_next.eq(r_epoch + 1)
-        with m.If(self.squash & self.squash_ready):
+        with m.If(squash_accept):
             m.d[r] += [
                 r_epoch.eq(r_epoch_next),
                 r_epoch_gray.eq(gray_code(r_epoch_next)),

@@ -61,6 +61,12 @@ class EDC(wiring.Component):
     the forwarding multiplexer such a port needs on an FPGA's LUT RAM. The verify's
     read-modify-write uses a second asynchronous read port of the PHT, so back-to-back verifies
     to the same entry need no forwarding either.
+
+    ``verify.valid`` and ``draft.valid`` arrive late (behind the queues' handshakes in the
+    controller): the next state (history, LLR, head, count, head entry, decision index) is
+    computed for all four combinations of them and they only select between the results; the
+    pending FIFO's write address and data are the drafting case's (written only when a draft
+    is accepted), so only the write enable depends on ``draft.valid``.
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
@@ -147,13 +153,12 @@ class EDC(wiring.Component):
         with m.Else():
             m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
 
-        draft = self.draft.valid
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
 
-        def phases(verify, suffix):
-            """The cycle's next state for a given ``verify``: the verify phase, then the draft
-            phase on the state after it."""
+        def phases(verify, draft, suffix):
+            """The cycle's next state for a given ``verify`` and ``draft``: the verify phase,
+            then the draft phase on the state after it."""
             accept = verify & verify_full
             reject = verify & ~verify_full
             leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
@@ -182,16 +187,28 @@ class EDC(wiring.Component):
                 "reject": reject, "drop": drop,
             }
 
-        # `verify.valid` comes late (behind the feedback queue's handshake in the controller):
-        # the state after the cycle is computed for both of its values, and it only selects.
-        without, with_verify = phases(Const(0, 1), "idle"), phases(count != 0, "verify")
-        nxt = {k: Mux(self.verify.valid, with_verify[k], v) for k, v in without.items()}
+        # `verify.valid` and `draft.valid` come late (behind the feedback queue's and the draft
+        # queue's handshakes in the controller): the state after the cycle is computed for all
+        # four of their values, and they only select. The FIFO's write address does not depend
+        # on the draft, nor its data (the drafting case's; in a cycle without a draft nothing
+        # is written): only its enable does.
+        draft = self.draft.valid
+        cases = {(v, d): phases(Const(0, 1) if v == 0 else count != 0, Const(d, 1),
+                                f"{'verify' if v else 'idle'}_{'draft' if d else 'none'}")
+                 for v in (0, 1) for d in (0, 1)}
+
+        def select(key, d=None):
+            def by_verify(d):
+                return Mux(self.verify.valid, cases[1, d][key], cases[0, d][key])
+            return by_verify(d) if d is not None else Mux(draft, by_verify(1), by_verify(0))
+
+        nxt = {k: select(k) for k in cases[0, 0]}
         index = nxt["index"]
         drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
             pht_lookup.addr.eq(self.decision.payload.index),
-            fifo_wr.addr.eq(nxt["fifo_addr"]),
-            fifo_wr.data.eq(Cat(index, bucket)),
+            fifo_wr.addr.eq(select("fifo_addr", 1)),
+            fifo_wr.data.eq(Cat(select("index", 1), bucket)),
             fifo_wr.en.eq(draft),
             fifo_at_head.addr.eq(head),
             fifo_after_head.addr.eq(head + 1),

@@ -296,3 +296,54 @@ def test_discarding_is_the_cycle_before_discarded_steps(npu_ns, pim_ns):
                    deadline_ns=2000 * max(npu_ns, pim_ns))
     assert seen["cycles"] == 1500
     assert seen["discarding"] == seen["steps"] > 20
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_registered_tag_check_equals_the_comparison_every_cycle(seed):
+    """The precomputed ``tag == r_epoch`` register equals the comparison of the read data's
+    tag with the epoch in every read cycle (random traffic, squashes, clock ratios, and resets
+    of both domains together after squashes moved the epoch off 0)."""
+    from amaranth import ClockDomain, Elaboratable, Module, ResetSignal, Signal
+
+    rng = random.Random(f"tag {seed}")
+    npu_ns, pim_ns = rng.uniform(3, 12), rng.uniform(3, 12)
+    queue = DraftQueue(depth=4)
+
+    class Top(Elaboratable):
+        def __init__(self):
+            self.rst = Signal()
+
+        def elaborate(self, platform):
+            m = Module()
+            m.domains.pim, m.domains.npu = ClockDomain("pim"), ClockDomain("npu")
+            m.submodules.queue = queue
+            m.d.comb += [ResetSignal("pim").eq(self.rst), ResetSignal("npu").eq(self.rst)]
+            return m
+
+    top = Top()
+    seen = {"cycles": 0, "stale": 0, "resets": 0}
+
+    async def producer(ctx):
+        prng = random.Random(f"p {seed}")
+        while True:
+            ctx.set(queue.i_stream.valid, prng.random() < 0.8)
+            ctx.set(queue.i_stream.payload, to_payload(DraftLayout, random_descriptor(prng, 0)))
+            await ctx.tick("pim")
+
+    async def consumer(ctx):
+        crng = random.Random(f"c {seed}")
+        for cycle in range(1500):
+            ctx.set(queue.o_stream.ready, crng.random() < 0.5)
+            ctx.set(queue.squash, crng.random() < 0.15)
+            reset = cycle % 400 == 399
+            ctx.set(top.rst, reset)
+            seen["resets"] += reset
+            *_, register, comparison, stale = await ctx.tick("npu").sample(
+                *queue._tag_check, queue.discarding)
+            assert register == comparison, cycle
+            seen["cycles"] += 1
+            seen["stale"] += stale
+
+    simulate(top, consumer, background=[producer],
+             clocks={"npu": npu_ns * NS, "pim": (pim_ns * NS, 0.37 * pim_ns * NS)})
+    assert seen["stale"] > 10 and seen["resets"] == 3, seen
