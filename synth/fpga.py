@@ -24,8 +24,8 @@ from pathlib import Path
 from ahasd.synth.hierarchy import share_modules
 from ahasd.synth.yosys import CpuBudgetExceeded, YosysError, cpu_since, run_yosys
 
-__all__ = ["PARTS", "FpgaReport", "NextpnrError", "fpga_of_verilog", "serial_wrapper",
-           "verilog_ports"]
+__all__ = ["PARTS", "FpgaReport", "NextpnrError", "fpga_of_verilog", "placement_failure",
+           "serial_wrapper", "verilog_ports"]
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,21 @@ def _count(cells, names):
     return sum(n for cell, n in cells.items() if cell in names)
 
 
+def placement_failure(log):
+    """``{bel: (used, available)}`` of the over-full bel types when nextpnr's ``log`` says the
+    design did not fit the part (``{}`` when it failed to place or legalise without an over-full
+    type, e.g. the iCE40 analytic placer's "Unable to find legal placement" at 79 % of the logic
+    cells), ``None`` when it failed for another reason."""
+    # nextpnr prints the device utilisation ("ICESTORM_LC: 5867/ 5280 111%") before it gives
+    # up placing; packed cells can outnumber the synthesised LUTs.
+    over = {bel: (int(used), int(have)) for bel, used, have in
+            re.findall(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)", log) if int(used) > int(have)}
+    if over or re.search(r"more .* than available|no BELs remaining|Unable to place|"
+                         r"Unable to find legal placement|Failed to expand region", log):
+        return over
+    return None
+
+
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,
                     lut_fallback_cpu_s=LUT_FALLBACK_CPU_S):
     """Synthesise and place-and-route ``top`` of ``verilog_path`` on ``family`` (``"ecp5"`` or
@@ -239,10 +254,8 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     if result.returncode != 0:
         # nextpnr prints the device utilisation ("ICESTORM_LC: 5867/ 5280 111%") before it
         # gives up placing; packed cells can outnumber the synthesised LUTs.
-        over = {bel: (int(used), int(have)) for bel, used, have in
-                re.findall(r"Info:\s+(\w+):\s+(\d+)/\s*(\d+)", log) if int(used) > int(have)}
-        if over or re.search(r"more .* than available|no BELs remaining|Unable to place|"
-                             r"Failed to expand region", log):
+        over = placement_failure(log)
+        if over is not None:
             packed = "".join(f", {bel} {u} > {h}" for bel, (u, h) in over.items())
             return done(fits=False, utilisation={}, fmax_mhz=None, fmax_by_clock={},
                         note=note + f"does not fit: needs {luts} LUTs / {dsps} DSPs (placement "

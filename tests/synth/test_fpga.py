@@ -124,3 +124,15 @@ def test_a_storage_marked_distributed_maps_on_ice40(tmp_path):
     assert report.fits and report.ffs >= 8
     assert 'ram_style = "distributed"' not in (tmp_path / "ice40" / "design.v").read_text()
     assert 'ram_style = "distributed"' in path.read_text()
+
+
+def test_placement_failure_classifies_nextpnr_logs():
+    from ahasd.synth.fpga import placement_failure
+    over_full = "Info: \t         ICESTORM_LC:    5867/   5280   111%\nERROR: Unable to place cell"
+    assert placement_failure(over_full) == {"ICESTORM_LC": (5867, 5280)}
+    # The iCE40 analytic placer's legalisation failure below 100 % (the EDC at 79 % of the LCs).
+    legalise = ("Info: \t         ICESTORM_LC:    4199/   5280    79%\n"
+                "ERROR: Unable to find legal placement for all cells, design is probably at "
+                "utilisation limit.")
+    assert placement_failure(legalise) == {}
+    assert placement_failure("ERROR: cannot open file netlist.json") is None
