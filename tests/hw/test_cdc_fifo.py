@@ -124,6 +124,16 @@ def test_registered_flags_equal_amaranth_at_random_clock_ratios(seed):
     assert seen["w_full"] > 20 and seen["r_empty"] > 20, seen
 
 
+async def _transfer(ctx, domain, en, rdy, n):
+    """Hold ``en`` until ``n`` transfers (cycles with ``rdy``) happened in ``domain``."""
+    ctx.set(en, 1)
+    done = 0
+    while done < n:
+        *_, ready = await ctx.tick(domain).sample(rdy)
+        done += ready
+    ctx.set(en, 0)
+
+
 def test_full_flag_right_after_a_reset_of_a_full_fifo():
     """A write-domain reset of a full FIFO: Amaranth's flag compares the cleared write pointer
     with the not yet cleared read pointer, so the FIFO may look full in the cycle after the
@@ -134,12 +144,7 @@ def test_full_flag_right_after_a_reset_of_a_full_fifo():
     async def writer(ctx):
         # Eight writes against four reads: the read pointer at 4 (Gray 110), the write pointer
         # at 8 (0 in three bits), full; the reset keeps the write pointer at 0: still full.
-        ctx.set(dut.w_en, 1)
-        written = 0
-        while written < 8:
-            *_, rdy = await ctx.tick("w").sample(dut.ref.w_rdy)
-            written += rdy
-        ctx.set(dut.w_en, 0)
+        await _transfer(ctx, "w", dut.w_en, dut.ref.w_rdy, 8)
         for _ in range(10):
             await ctx.tick("w")
         ctx.set(dut.w_rst, 1)
@@ -151,12 +156,7 @@ def test_full_flag_right_after_a_reset_of_a_full_fifo():
             seen.append(ref)
 
     async def reader(ctx):
-        ctx.set(dut.r_en, 1)
-        read = 0
-        while read < 4:
-            *_, rdy = await ctx.tick("r").sample(dut.ref.r_rdy)
-            read += rdy
-        ctx.set(dut.r_en, 0)
+        await _transfer(ctx, "r", dut.r_en, dut.ref.r_rdy, 4)
 
     simulate(dut, writer, reader, clocks={"w": 5 * NS, "r": 7 * NS})
     assert seen[0] == 0, "the scenario should show the reference's full flag after the reset"
