@@ -123,14 +123,18 @@ class EDC(wiring.Component):
         # transparent synchronous port would, without a forwarding multiplexer behind it.
         pht_lookup = pht.read_port(domain="comb")
 
-        # FIFO of (index, bucket) of the batches waiting for verification.
-        m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
-                                          depth=p.fifo_depth, init=[])
+        # FIFO of (index, bucket) of the batches waiting for verification, in two copies written
+        # alike: one read at `head`, one at `head + 1`, both from registers' addresses. A verify
+        # or a drop (never both: a verify leaves room) moves the head by one and only selects
+        # between them. (Read ports of one memory whose data are selected would be merged by
+        # synthesis into one port behind an address multiplexer, with the late select in it.)
+        fifo_shape = p.index_bits + p.bucket_bits
+        m.submodules.fifo = fifo = Memory(shape=fifo_shape, depth=p.fifo_depth, init=[])
+        m.submodules.fifo_next = fifo_next = Memory(shape=fifo_shape, depth=p.fifo_depth, init=[])
         fifo_wr = fifo.write_port()
-        # The entries at `head` and `head + 1`, read from registers' addresses: a verify or a
-        # drop (never both: a verify leaves room) moves the head by one and only selects.
+        fifo_next_wr = fifo_next.write_port()
         fifo_at_head = fifo.read_port(domain="comb")
-        fifo_after_head = fifo.read_port(domain="comb")
+        fifo_after_head = fifo_next.read_port(domain="comb")
         # The oldest entry, kept in a register (the FIFO entry at `head` whenever count != 0), so
         # that a verify's read-modify-write of the PHT does not start behind a FIFO read.
         head_entry = Signal(p.index_bits + p.bucket_bits)
@@ -156,53 +160,64 @@ class EDC(wiring.Component):
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
 
-        def phases(verify, draft, suffix):
-            """The cycle's next state for a given ``verify`` and ``draft``: the verify phase,
-            then the draft phase on the state after it."""
-            accept = verify & verify_full
-            reject = verify & ~verify_full
-            leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
-            lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
-            llr1 = Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))[:p.llr_bits]
-            head1 = Mux(verify, head + 1, head)[:p.fifo_depth_log2]
-            count1 = Mux(accept, count - 1, Mux(reject, 0, count))[:p.fifo_depth_log2 + 1]
-            leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
-            llr2 = Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1)[:p.llr_bits]
+        def phases(outcome, draft, suffix):
+            """The cycle's next state for a verify ``outcome`` (``None``: no verify, else the
+            verify's ``accept``) and a ``draft`` (both constants): the verify phase, then the
+            draft phase on the state after it. Only registers feed it."""
+            verify = outcome is not None
+            accept = outcome is True
+            reject = outcome is False
+            leht1 = lceht if reject else leht
+            lceht1 = self._shift_in(lceht, head_bucket) if accept else lceht
+            llr1 = (Mux(llr == 0, 0, llr - 1) if accept else Const(0, p.llr_bits) if reject
+                    else llr)[:p.llr_bits]
+            head1 = (head + 1 if verify else head)[:p.fifo_depth_log2]
+            count1 = (count - 1 if accept else Const(0, len(count)) if reject
+                      else count)[:len(count)]
+            leht2 = self._shift_in(leht1, bucket) if draft else leht1
+            llr2 = (Mux(llr1 == p.llr_max, llr1, llr1 + 1) if draft else llr1)[:p.llr_bits]
             index = Signal(p.index_bits, name=f"index_{suffix}")
             m.d.comb += index.eq(self._index(leht2, llr2))
-            full_fifo = count1 == p.fifo_depth
-            drop = draft & full_fifo
+            full_fifo = Const(0) if reject or not draft else count1 == p.fifo_depth
+            drop = full_fifo if draft else Const(0)
             # The new head is the entry written now when the FIFO is empty after the verify,
             # else an entry already stored (a drop overwrites the old head, not the new one:
             # depth >= 2); a verify or a drop (never both: a verify leaves room) moves it by one.
-            written_at_head = draft & (count1 == 0)
+            written_at_head = (count1 == 0) if draft else Const(0)
+            moved = Const(1) if verify else drop
             return {
                 "leht": Cat(*leht2), "lceht": Cat(*lceht1), "llr": llr2,
                 "head": Mux(drop, head1 + 1, head1)[:p.fifo_depth_log2],
-                "count": Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1],
+                "count": (Mux(full_fifo, count1, count1 + 1) if draft
+                          else count1)[:p.fifo_depth_log2 + 1],
                 "index": index,
                 "fifo_addr": (head1 + count1)[:p.fifo_depth_log2],
                 "head_entry": Mux(written_at_head, Cat(index, bucket),
-                                  Mux(verify | drop, fifo_after_head.data, fifo_at_head.data)),
-                "reject": reject, "drop": drop,
+                                  Mux(moved, fifo_after_head.data, fifo_at_head.data)),
+                "reject": Const(int(reject), 1), "drop": drop,
             }
 
-        # `verify.valid` and `draft.valid` come late (behind the feedback queue's and the draft
-        # queue's handshakes in the controller): the state after the cycle is computed for all
-        # four of their values, and they only select. The FIFO's write address does not depend
-        # on the draft, nor its data (the drafting case's; in a cycle without a draft nothing
-        # is written): only its enable does.
+        # `verify.valid`, its payload and `draft.valid` come late (behind the feedback queue's
+        # and the draft queue's handshakes in the controller): the state after the cycle is
+        # computed from registers alone for each verify outcome (none, accept, reject; a verify
+        # with no pending batch is none) and each value of `draft.valid`, and the late inputs
+        # only select. The FIFO's write address does not depend on the draft, nor its data (the
+        # drafting case's; in a cycle without a draft nothing is written): only its enable does.
         draft = self.draft.valid
-        cases = {(v, d): phases(Const(0, 1) if v == 0 else count != 0, Const(d, 1),
-                                f"{'verify' if v else 'idle'}_{'draft' if d else 'none'}")
-                 for v in (0, 1) for d in (0, 1)}
+        outcomes = {"idle": None, "accept": True, "reject": False}
+        cases = {(o, d): phases(outcomes[o], bool(d), f"{o}_{'draft' if d else 'none'}")
+                 for o in outcomes for d in (0, 1)}
+        accepted = Signal()
+        rejected = Signal()
+        m.d.comb += [accepted.eq(verify & verify_full), rejected.eq(verify & ~verify_full)]
 
         def select(key, d=None):
             def by_verify(d):
-                return Mux(self.verify.valid, cases[1, d][key], cases[0, d][key])
+                return Mux(rejected, cases["reject", d][key],
+                           Mux(accepted, cases["accept", d][key], cases["idle", d][key]))
             return by_verify(d) if d is not None else Mux(draft, by_verify(1), by_verify(0))
 
-        nxt = {k: select(k) for k in cases[0, 0]}
+        nxt = {k: select(k) for k in cases["idle", 0]}
         index = nxt["index"]
         drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
@@ -210,6 +225,9 @@ class EDC(wiring.Component):
             fifo_wr.addr.eq(select("fifo_addr", 1)),
             fifo_wr.data.eq(Cat(select("index", 1), bucket)),
             fifo_wr.en.eq(draft),
+            fifo_next_wr.addr.eq(fifo_wr.addr),
+            fifo_next_wr.data.eq(fifo_wr.data),
+            fifo_next_wr.en.eq(fifo_wr.en),
             fifo_at_head.addr.eq(head),
             fifo_after_head.addr.eq(head + 1),
         ]
