@@ -113,15 +113,27 @@ class EDC(wiring.Component):
         head = Signal(p.fifo_depth_log2)
         count = Signal(p.fifo_depth_log2 + 1)
 
-        # PHT: one table of saturating counters.
+        # PHT: one table of saturating counters. A verify's update is written one cycle late,
+        # from registers (`pht_wq_*`): both reads see the table through `pht_read`, which
+        # forwards the pending update when it is to the address read, so the PHT's contents
+        # as seen are those of an immediate write. The registers have no reset: an update
+        # decided in a reset cycle is written, as an immediate write would be.
         m.submodules.pht = pht = Memory(shape=p.counter_bits, depth=p.pht_entries,
                                         init=[p.counter_reset] * p.pht_entries)
         pht_wr = pht.write_port()
         pht_train = pht.read_port(domain="comb")
-        # The lookup reads asynchronously at the registered index (the decision's own): the
-        # verify of the draft's cycle was written at the clock edge, so the read sees it, as a
-        # transparent synchronous port would, without a forwarding multiplexer behind it.
+        # The lookup reads asynchronously at the registered index (the decision's own), after
+        # the update of the draft's cycle (pending, so forwarded).
         pht_lookup = pht.read_port(domain="comb")
+        pht_wq_en = Signal(reset_less=True)
+        pht_wq_addr = Signal(p.index_bits, reset_less=True)
+        pht_wq_data = Signal(p.counter_bits, reset_less=True)
+        m.d.comb += [pht_wr.en.eq(pht_wq_en), pht_wr.addr.eq(pht_wq_addr),
+                     pht_wr.data.eq(pht_wq_data)]
+
+        def pht_read(port, addr):
+            m.d.comb += port.addr.eq(addr)
+            return Mux(pht_wq_en & (addr == pht_wq_addr), pht_wq_data, port.data)
 
         # FIFO of (index, bucket) of the batches waiting for verification, in two copies written
         # alike: one read at `head`, one at `head + 1`, both from registers' addresses. A verify
@@ -147,15 +159,15 @@ class EDC(wiring.Component):
         m.d.comb += [
             verify.eq(self.verify.valid & (count != 0)),
             Cat(head_index, head_bucket).eq(head_entry),
-            pht_train.addr.eq(head_index),
-            pht_wr.addr.eq(head_index),
-            pht_wr.en.eq(verify),
         ]
-        counter = pht_train.data
+        counter = Signal(p.counter_bits)
+        trained = Signal(p.counter_bits)
+        m.d.comb += counter.eq(pht_read(pht_train, head_index))
         with m.If(verify_full):
-            m.d.comb += pht_wr.data.eq(Mux(counter == p.counter_max, counter, counter + 1))
+            m.d.comb += trained.eq(Mux(counter == p.counter_max, counter, counter + 1))
         with m.Else():
-            m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
+            m.d.comb += trained.eq(Mux(counter == 0, counter, counter - 1))
+        m.d.sync += [pht_wq_en.eq(verify), pht_wq_addr.eq(head_index), pht_wq_data.eq(trained)]
 
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
@@ -221,7 +233,6 @@ class EDC(wiring.Component):
         index = nxt["index"]
         drop, reject = nxt["drop"], nxt["reject"]
         m.d.comb += [
-            pht_lookup.addr.eq(self.decision.payload.index),
             fifo_wr.addr.eq(select("fifo_addr", 1)),
             fifo_wr.data.eq(Cat(select("index", 1), bucket)),
             fifo_wr.en.eq(draft),
@@ -243,7 +254,7 @@ class EDC(wiring.Component):
         ]
 
         # The lookup's data appears one cycle after its address, with the decision.
-        cont = pht_lookup.data >= p.continue_threshold
+        cont = pht_read(pht_lookup, self.decision.payload.index) >= p.continue_threshold
         m.d.comb += [
             self.decision.payload["continue"].eq(self.decision.valid & cont),
             self.llr.eq(llr),
