@@ -114,8 +114,8 @@ class EDC(wiring.Component):
         count = Signal(p.fifo_depth_log2 + 1)
 
         # PHT: one table of saturating counters. A verify's update is written one cycle late,
-        # from registers (`pht_wq_*`): both reads see the table through `pht_read`, which
-        # forwards the pending update when it is to the address read, so the PHT's contents
+        # from registers (`pht_wq_*`): both reads take the pending update instead of the
+        # table's entry when it is to the address read (`pht_pending`), so the PHT's contents
         # as seen are those of an immediate write. The registers have no reset: an update
         # decided in a reset cycle is written, as an immediate write would be.
         m.submodules.pht = pht = Memory(shape=p.counter_bits, depth=p.pht_entries,
@@ -131,9 +131,9 @@ class EDC(wiring.Component):
         m.d.comb += [pht_wr.en.eq(pht_wq_en), pht_wr.addr.eq(pht_wq_addr),
                      pht_wr.data.eq(pht_wq_data)]
 
-        def pht_read(port, addr):
-            m.d.comb += port.addr.eq(addr)
-            return Mux(pht_wq_en & (addr == pht_wq_addr), pht_wq_data, port.data)
+        def pht_pending(addr):
+            """The update not yet written is to ``addr``: a read there takes it instead."""
+            return pht_wq_en & (addr == pht_wq_addr)
 
         # FIFO of (index, bucket) of the batches waiting for verification, in two copies written
         # alike: one read at `head`, one at `head + 1`, both from registers' addresses. A verify
@@ -162,7 +162,10 @@ class EDC(wiring.Component):
         ]
         counter = Signal(p.counter_bits)
         trained = Signal(p.counter_bits)
-        m.d.comb += counter.eq(pht_read(pht_train, head_index))
+        m.d.comb += [
+            pht_train.addr.eq(head_index),
+            counter.eq(Mux(pht_pending(head_index), pht_wq_data, pht_train.data)),
+        ]
         with m.If(verify_full):
             m.d.comb += trained.eq(Mux(counter == p.counter_max, counter, counter + 1))
         with m.Else():
@@ -254,7 +257,10 @@ class EDC(wiring.Component):
         ]
 
         # The lookup's data appears one cycle after its address, with the decision.
-        cont = pht_read(pht_lookup, self.decision.payload.index) >= p.continue_threshold
+        m.d.comb += pht_lookup.addr.eq(self.decision.payload.index)
+        cont = Mux(pht_pending(self.decision.payload.index),
+                   pht_wq_data >= p.continue_threshold,
+                   pht_lookup.data >= p.continue_threshold)
         m.d.comb += [
             self.decision.payload["continue"].eq(self.decision.valid & cont),
             self.llr.eq(llr),
