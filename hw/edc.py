@@ -54,19 +54,22 @@ class EDC(wiring.Component):
     Timing
     ------
     Input to decision is one cycle: the draft's PHT index is registered (it is the decision's
-    ``index``) and the lookup reads the PHT asynchronously at that register in the next cycle,
-    after the same-cycle PHT update of a verify was written at the clock edge. So a verify and a
-    draft in the same cycle behave as "verify, then draft" (the order of the golden model's
-    :meth:`~ahasd.sim.blocks.edc.EDC.step`), as with a transparent synchronous port, but without
-    the forwarding multiplexer such a port needs on an FPGA's LUT RAM. The verify's
-    read-modify-write uses a second asynchronous read port of the PHT, so back-to-back verifies
-    to the same entry need no forwarding either.
+    ``index``) and the lookup reads the PHT asynchronously at that register in the next cycle.
+    A verify's PHT update is registered and written in the next cycle; both PHT reads (the
+    lookup and the verify's read-modify-write) take that pending update instead of the table's
+    entry when it is to the address they read. So a verify and a draft in the same cycle behave
+    as "verify, then draft" (the order of the golden model's
+    :meth:`~ahasd.sim.blocks.edc.EDC.step`), and back-to-back verifies to one entry see each
+    other's updates; the update is register -> PHT read -> increment/saturate -> register. The
+    update registers have no reset: an update decided in a (soft) reset cycle is written.
 
-    ``verify.valid`` and ``draft.valid`` arrive late (behind the queues' handshakes in the
-    controller): the next state (history, LLR, head, count, head entry, decision index) is
-    computed for all four combinations of them and they only select between the results; the
-    pending FIFO's write address and data are the drafting case's (written only when a draft
-    is accepted), so only the write enable depends on ``draft.valid``.
+    ``verify.valid``, its payload and ``draft.valid`` arrive late (behind the queues'
+    handshakes in the controller): the next state (history, LLR, head, count, head entry,
+    decision index) is computed from registers for each verify outcome (none, accept, reject)
+    and each draft value, and they only select between the results; the pending FIFO's write
+    address and data are the drafting case's (written only when a draft is accepted), so only
+    the write enable depends on ``draft.valid``. The FIFO is kept in two copies, read at
+    ``head`` and at ``head + 1``.
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
