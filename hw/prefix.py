@@ -151,29 +151,18 @@ def select_sub(m, a, b, name="select_sub"):
 
 
 def _suffix_xor(m, bits, name):
-    """Bit ``i`` the XOR of ``bits[i:]``: a radix-4 suffix tree (``ceil(log4(len(bits)))``
-    levels, each bit of a level the XOR of four of the level below, at spans 1, 4, 16, ...),
-    each level a signal kept through synthesis, so that the area mapping cannot fold it into a
-    chain. Radix 4 because a 4-input XOR is one LUT4 on an FPGA (a radix-2 tree kept level by
-    level cost the ECP5 four LUT levels for 16 bits, this two) and two XOR2 levels at 28 nm,
-    the same depth as before."""
+    """Bit ``i`` the XOR of ``bits[i:]``: a suffix tree of XORs (``ceil(log2(len(bits)))``
+    levels), each level a signal kept through synthesis, so that the area mapping cannot fold it
+    into a chain."""
     n = len(bits)
     span, level = 1, 0
     while span < n:
         bits = _level(m, f"{name}_x{level}",
-                      [_xor(bits[i + k * span] for k in range(4) if i + k * span < n)
-                       for i in range(n)], keep=True)
-        span *= 4
+                      [bits[i] ^ bits[i + span] if i + span < n else bits[i] for i in range(n)],
+                      keep=True)
+        span *= 2
         level += 1
     return Cat(*bits)
-
-
-def _xor(bits):
-    bits = list(bits)
-    out = bits[0]
-    for bit in bits[1:]:
-        out = out ^ bit
-    return out
 
 
 def gray_difference(m, gray, b, name="gray_diff"):
