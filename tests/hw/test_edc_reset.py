@@ -1,10 +1,10 @@
 """The EDC under a synchronous (soft) reset, as the controller builds it (``ResetInserter``).
 
 A reset clears the EDC's state but not the PHT; a verify in a reset cycle still trains the PHT
-(its update is decided from the state before the reset), as the controller's EDC always did.
-The PHT's update is written one cycle late (forwarded meanwhile), so an update decided in a
-reset cycle must survive the reset: the reference is the golden model, given that verify (its
-PHT only) and then replaced by a fresh one with the PHT carried over.
+(its update is decided from the state before the reset), as the controller's EDC always did. An
+implementation that writes the PHT's update later than its cycle (a registered update with
+forwarding) must keep an update decided in a reset cycle: the reference is the golden model,
+given that verify (its PHT only) and then replaced by a fresh one with the PHT carried over.
 """
 
 import random
