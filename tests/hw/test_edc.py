@@ -3,6 +3,7 @@
 import random
 
 import pytest
+from amaranth import Module, ResetInserter, Signal
 
 from ahasd.hw.edc import EDC
 from ahasd.sim.blocks.edc import EDC as GoldenEDC
@@ -18,6 +19,17 @@ PARAM_SETS = [
 ]
 
 
+def _drive(ctx, dut, draft_fx, verify):
+    """Offer one cycle's events (``None``: no event) and return the decision ports
+    ``(valid, continue, index)`` of this cycle."""
+    ctx.set(dut.draft.valid, draft_fx is not None)
+    ctx.set(dut.draft.payload, draft_fx or 0)
+    ctx.set(dut.verify.valid, verify is not None)
+    ctx.set(dut.verify.payload, bool(verify))
+    decision = ctx.get(dut.decision.payload)
+    return ctx.get(dut.decision.valid), decision["continue"], decision.index
+
+
 def simulate(params, cycles):
     """Drive ``cycles`` [(draft_fx or None, verify or None)] into the RTL; compare each decision
     and the status outputs with the golden model."""
@@ -28,13 +40,8 @@ def simulate(params, cycles):
     async def testbench(ctx):
         expected = None
         for n, (draft_fx, verify) in enumerate(cycles + [(None, None)]):
-            ctx.set(dut.draft.valid, draft_fx is not None)
-            ctx.set(dut.draft.payload, draft_fx or 0)
-            ctx.set(dut.verify.valid, verify is not None)
-            ctx.set(dut.verify.payload, bool(verify))
+            got = _drive(ctx, dut, draft_fx, verify)
             if expected is not None:
-                decision = ctx.get(dut.decision.payload)
-                got = (ctx.get(dut.decision.valid), decision["continue"], decision.index)
                 if got != (1, expected.cont, expected.index):
                     mismatches.append((n, got, expected))
             else:
@@ -111,3 +118,67 @@ def test_tiny_pht_verify_and_draft_on_one_entry_match_golden(counter_bits):
     golden = simulate(params, random_cycles(rng, 3000, t) + run_lengths_cycles(rng, 1500, t))
     assert 0 < golden.suppressed < golden.decisions
     assert golden.squashes > 0
+
+# -- soft reset (the controller's ResetInserter) ---------------------------------------------
+# The EDC under a synchronous (soft) reset, as the controller builds it.
+#
+# A reset clears the EDC's state but not the PHT; a verify in a reset cycle still trains the PHT
+# (its update is decided from the state before the reset), as the controller's EDC always did. An
+# implementation that writes the PHT's update later than its cycle (a registered update with
+# forwarding) must keep an update decided in a reset cycle: the reference is the golden model,
+# given that verify (its PHT only) and then replaced by a fresh one with the PHT carried over.
+
+RESET_PARAM_SETS = [
+    {},
+    {"history_depth": 2, "bucket_bits": 1, "llr_bits": 1, "fifo_depth_log2": 1},
+]
+
+
+def reset_cycles(rng, n, thresholds):
+    """Random EDC events with a reset in about one cycle in twelve, often with a verify."""
+    return [(draft, verify, rng.random() < 1 / 12)
+            for draft, verify in random_cycles(rng, n, thresholds)]
+
+
+def simulate_with_resets(params, cycles):
+    edc = EDC(**params)
+    rst = Signal()
+    top = Module()
+    top.submodules.edc = ResetInserter(rst)(edc)
+    golden = GoldenEDC(**params)
+    mismatches = []
+    trained_in_reset = 0
+
+    async def testbench(ctx):
+        nonlocal golden, trained_in_reset
+        expected = None
+        for n, (draft_fx, verify, reset) in enumerate(cycles + [(None, None, False)]):
+            ctx.set(rst, reset)
+            got = _drive(ctx, edc, draft_fx, verify)
+            want = (0, 0) if expected is None else (1, expected.cont)
+            if got[:2] != want or (expected is not None and got[2] != expected.index):
+                mismatches.append((n, got, expected))
+            if reset:
+                pht = list(golden.pht)
+                if verify is not None and golden.fifo:
+                    golden.step(None, verify)     # the PHT's update of the reset cycle
+                    trained_in_reset += golden.pht != pht
+                    pht = list(golden.pht)
+                golden = GoldenEDC(**params)
+                golden.pht = pht
+                expected = None
+            else:
+                expected = golden.step(draft_fx, verify)
+            await ctx.tick()
+
+    amaranth_sim.simulate(top, testbench, clocks=1e-9)
+    assert not mismatches, mismatches[:5]
+    return trained_in_reset
+
+
+@pytest.mark.parametrize("params", RESET_PARAM_SETS, ids=["default", "tiny"])
+def test_soft_reset_keeps_the_pht_and_its_update_of_the_reset_cycle(params):
+    rng = random.Random(7)
+    t = GoldenEDC(**params).params.thresholds
+    trained = simulate_with_resets(params, reset_cycles(rng, 4000, t))
+    assert trained > 10       # the trace has PHT updates decided in reset cycles
