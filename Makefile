@@ -35,8 +35,6 @@ test: venv lint
 cocotb: venv
 	$(BIN)/python -m pytest -n $(JOBS) -m "cocotb and not regress" tests
 
-# Formal proofs (yowasp-sby, smtbmc yices): GTS, the CSR block, the divider, the queues and TVC,
-# each property also on its broken copy.
 # Formal proofs (yowasp-sby, smtbmc yices): GTS, CSR, divider, queues, TVC, the UART bridge and
 # the queues across their clock crossing, each property also on its broken copy; README table.
 formal: venv

@@ -24,8 +24,8 @@ from pathlib import Path
 from ahasd.synth.hierarchy import share_modules
 from ahasd.synth.yosys import CpuBudgetExceeded, YosysError, cpu_since, run_yosys
 
-__all__ = ["PARTS", "FpgaReport", "NextpnrError", "fpga_of_verilog", "placement_failure",
-           "serial_wrapper", "verilog_ports"]
+__all__ = ["PARTS", "FpgaReport", "NextpnrError", "check_speed", "fpga_of_verilog", "part_name",
+           "placement_failure", "serial_wrapper", "verilog_ports"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,13 @@ class Part:
     dsp_off: str
     dsp_cells: tuple
     bram_cells: tuple
+    speeds: tuple = ()     # nextpnr --speed grades, the default (the slowest) first
 
 
 PARTS = {
     "ecp5": Part("ecp5", "LFE5U-25F", 24288, 28, 56, ("--25k", "--out-of-context"),
                  {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}, "", "-nodsp", ("MULT18X18D",),
-                 ("DP16KD",)),
+                 ("DP16KD",), (6, 7, 8)),
     "ice40": Part("ice40", "iCE40UP5K-SG48", 5280, 8, 30, ("--up5k", "--package", "sg48"),
                   {"SB_LUT4": 1}, "-dsp", "", ("SB_MAC16",), ("SB_RAM40_4K",)),
 }
@@ -72,6 +73,7 @@ class FpgaReport:
     note: str
     seconds: float
     cpu_seconds: float
+    speed_grade: int = None   # the ECP5 speed grade placed for (None on iCE40)
 
     def as_dict(self):
         return asdict(self)
@@ -166,8 +168,33 @@ def placement_failure(log):
     return None
 
 
+def check_speed(family, speed):
+    """The speed grade to place ``family`` for: ``speed`` checked against the part's grades
+    (ECP5: 6, 7 or 8, default 6, the slowest and nextpnr's default; iCE40 has none: ``None``)."""
+    try:
+        part = PARTS[family]
+    except KeyError:
+        raise ValueError(f"unknown FPGA family {family!r}; known: {', '.join(PARTS)}") from None
+    if not part.speeds:
+        if speed is not None:
+            raise ValueError(f"{family} ({part.name}) has no speed grade to choose, not {speed!r}")
+        return None
+    if speed is None:
+        return part.speeds[0]
+    if isinstance(speed, bool) or speed not in part.speeds:
+        raise ValueError(f"{family} speed grade must be one of "
+                         f"{', '.join(map(str, part.speeds))}, not {speed!r}")
+    return speed
+
+
+def part_name(family, speed=None):
+    """The part's name in the reports: the speed grade appended unless it is the default."""
+    part, speed = PARTS[family], check_speed(family, speed)
+    return part.name if speed in (None, part.speeds[0]) else f"{part.name}-{speed}"
+
+
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,
-                    lut_fallback_cpu_s=LUT_FALLBACK_CPU_S):
+                    lut_fallback_cpu_s=LUT_FALLBACK_CPU_S, speed=None):
     """Synthesise and place-and-route ``top`` of ``verilog_path`` on ``family`` (``"ecp5"`` or
     ``"ice40"``) in ``work_dir``; return an :class:`FpgaReport`.
 
@@ -176,15 +203,14 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     CPU (the state-commit unit's 288 multipliers do), it is stopped and the block is reported as
     not fitting on its DSP count alone, and the note says so. The budget is CPU time, so the
     outcome does not depend on how loaded the machine is; ``timeout`` (wall clock) applies to
-    every tool run besides."""
+    every tool run besides. ``speed`` is the ECP5 speed grade (:func:`check_speed`; default 6)."""
     import resource
     import time
     start = time.monotonic()
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    try:
-        part = PARTS[family]
-    except KeyError:
-        raise ValueError(f"unknown FPGA family {family!r}; known: {', '.join(PARTS)}") from None
+    speed = check_speed(family, speed)
+    part = PARTS[family]
+    name = part_name(family, speed)
     work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     text = Path(verilog_path).read_text()
@@ -217,16 +243,17 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
             cells, luts, dsps = synthesise(part.dsp_off, lut_fallback_cpu_s)
         except CpuBudgetExceeded:
             return FpgaReport(
-                block=top, part=part.name, fits=False, luts=luts, dsps=dsps,
+                block=top, part=name, fits=False, luts=luts, dsps=dsps,
                 brams=_count(cells, part.bram_cells), ffs=0, utilisation={}, fmax_mhz=None,
                 fmax_by_clock={}, seconds=round(time.monotonic() - start, 1),
-                cpu_seconds=cpu_since(cpu0),
+                cpu_seconds=cpu_since(cpu0), speed_grade=speed,
                 note=f"does not fit: needs {dsps} DSPs ({part.dsps} on {part.name}) besides "
                      f"{luts} LUTs; with the multipliers in LUTs, synthesis did not finish in "
                      f"{lut_fallback_cpu_s:g} s of CPU")
     brams = _count(cells, part.bram_cells)
     ffs = sum(n for cell, n in cells.items() if re.match(r"(TRELLIS_FF|SB_DFF)", cell))
-    common = dict(block=top, part=part.name, luts=luts, dsps=dsps, brams=brams, ffs=ffs)
+    common = dict(block=top, part=name, luts=luts, dsps=dsps, brams=brams, ffs=ffs,
+                  speed_grade=speed)
 
     def done(**figures):
         return FpgaReport(**common, **figures, seconds=round(time.monotonic() - start, 1),
@@ -242,7 +269,8 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     # Run nextpnr's entry point in this interpreter (its console script may name another).
     run = (f"import sys, yowasp_nextpnr_{family} as n; "
            f"sys.exit(n.run_nextpnr_{family}(sys.argv[1:]))")
-    cmd = [sys.executable, "-c", run, *part.nextpnr_args, "--json", "netlist.json",
+    speed_args = ("--speed", str(speed)) if speed is not None else ()
+    cmd = [sys.executable, "-c", run, *part.nextpnr_args, *speed_args, "--json", "netlist.json",
            "--report", "report.json", "--freq", str(freq_mhz), "--timing-allow-fail",
            "--seed", str(seed), "-q", "-l", "nextpnr.log"]
     try:

@@ -12,7 +12,7 @@ from ahasd.errors import CliError
 from ahasd.hw.blocks import block_names
 from ahasd.readme import check_readme, update_table_rows
 from ahasd.synth import fpga_report as report
-from ahasd.synth.fpga import PARTS, NextpnrError
+from ahasd.synth.fpga import PARTS, NextpnrError, check_speed
 from ahasd.synth.yosys import YosysError
 from ahasd.tables import print_table as print_rows
 
@@ -38,6 +38,10 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.add_argument("--freq", type=float, default=100.0, metavar="MHZ",
                    help="clock target given to nextpnr (default 100 MHz)")
+    p.add_argument("--speed", type=int, default=None, metavar="GRADE",
+                   help="ECP5 speed grade to place and route for: 6 (default, the slowest; "
+                        "the ULX3S's), 7 or 8; a grade other than 6 is named in the part "
+                        "column (LFE5U-25F-8). iCE40: not available")
     p.add_argument("--board", choices=["ulx3s"], default=None,
                    help="instead: build the controller top (UART-to-AXI4-Lite bridge on the "
                         "board's USB UART) for this board to a bitstream (ecp5 only)")
@@ -66,7 +70,13 @@ def run(args):
     if not 1 <= args.freq <= 1000:
         raise CliError(f"--freq must be in 1..1000 MHz, not {args.freq}")
     if args.board:
+        if args.speed is not None:
+            raise CliError(f"--board {args.board} fixes the part and its speed grade: no --speed")
         return build(args)
+    try:
+        speed = check_speed(args.family, args.speed)
+    except ValueError as error:
+        raise CliError(f"--speed: {error}") from None
     if args.block is None:
         raise CliError(f"fpga {args.family}: name a block or 'all' ({', '.join(block_names())})")
     builds = resolve(args, args.block)                # before any work
@@ -78,7 +88,8 @@ def run(args):
         for n, (name, params, top) in enumerate(builds, start=1):
             with status.status(f"{args.family}: {top} ({n}/{len(builds)})"):
                 reports.append(report.fpga_report(name, args.family, args.build_dir,
-                                                  freq_mhz=args.freq, params=params, top=top,
+                                                  freq_mhz=args.freq, speed=speed,
+                                                  params=params, top=top,
                                                   reuse=not args.rerun))
     except (YosysError, NextpnrError) as error:
         raise CliError(str(error), status=1) from None

@@ -1,5 +1,5 @@
-"""``ahasd fpga``: a JSON row with Fmax, bad --freq, --board on the wrong family (moved from
-tests/synth/test_fpga.py and tests/synth/test_boards.py)."""
+"""``ahasd fpga``: a JSON row with Fmax, --speed, bad --freq and --speed, --board on the wrong
+family (moved from tests/synth/test_fpga.py and tests/synth/test_boards.py)."""
 
 import json
 
@@ -16,6 +16,28 @@ def test_cli_json_row_has_fmax(tmp_path, capsys):
     assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
     assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
     assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
+    # another speed grade: named in the part column, and nextpnr was given it
+    assert main(["fpga", "ecp5", "gts", "--json", "--speed", "8", "--build-dir",
+                 str(tmp_path)]) == 0
+    (fast,) = json.loads(capsys.readouterr().out)["blocks"]
+    assert fast["part"] == "LFE5U-25F-8" and fast["speed_grade"] == 8
+    # the same netlist on the fastest grade: every delay of its timing model is shorter
+    assert row["speed_grade"] == 6 and fast["fmax_mhz"] > row["fmax_mhz"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["fpga", "ecp5", "gts", "--speed", "5"], "--speed: ecp5 speed grade must be one of 6, 7, 8, "
+                                              "not 5"),
+    (["fpga", "ice40", "gts", "--speed", "6"], "--speed: ice40 (iCE40UP5K-SG48) has no speed "
+                                               "grade to choose, not 6"),
+    (["fpga", "ecp5", "--board", "ulx3s", "--speed", "8"], "--board ulx3s fixes the part and "
+                                                           "its speed grade: no --speed"),
+])
+def test_speed_errors_before_any_work(argv, message, tmp_path, capsys):
+    build = tmp_path / "build"
+    assert main([*argv, "--build-dir", str(build)]) == 2
+    assert message in capsys.readouterr().err
+    assert not build.exists()
 
 
 def test_errors(tmp_path, capsys):
