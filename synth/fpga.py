@@ -190,7 +190,7 @@ def check_speed(family, speed):
 def part_name(family, speed=None):
     """The part's name in the reports: the speed grade appended unless it is the default."""
     part, speed = PARTS[family], check_speed(family, speed)
-    return part.name if speed in (None, part.speeds[0]) else f"{part.name}-{speed}"
+    return part.name if speed is None or speed == part.speeds[0] else f"{part.name}-{speed}"
 
 
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,

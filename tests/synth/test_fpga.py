@@ -136,3 +136,14 @@ def test_placement_failure_classifies_nextpnr_logs():
                 "utilisation limit.")
     assert placement_failure(legalise) == {}
     assert placement_failure("ERROR: cannot open file netlist.json") is None
+
+
+def test_part_names_and_speed_grades():
+    from ahasd.synth.fpga import check_speed, part_name
+    assert (check_speed("ecp5", None), check_speed("ice40", None)) == (6, None)
+    assert [part_name("ecp5", s) for s in (None, 6, 7, 8)] == [
+        "LFE5U-25F", "LFE5U-25F", "LFE5U-25F-7", "LFE5U-25F-8"]
+    assert part_name("ice40") == "iCE40UP5K-SG48"
+    for family, speed in (("ecp5", 5), ("ecp5", True), ("ice40", 6)):
+        with pytest.raises(ValueError, match="speed grade"):
+            check_speed(family, speed)
