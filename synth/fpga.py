@@ -43,6 +43,11 @@ class Part:
     bram_cells: tuple
     speeds: tuple = ()     # nextpnr --speed grades, the default (the slowest) first
 
+    def label(self, speed):
+        """The part's name in the reports for a checked ``speed`` (:func:`check_speed`): the
+        grade appended unless it is the default."""
+        return self.name if speed is None or speed == self.speeds[0] else f"{self.name}-{speed}"
+
 
 PARTS = {
     "ecp5": Part("ecp5", "LFE5U-25F", 24288, 28, 56, ("--25k", "--out-of-context"),
@@ -189,8 +194,7 @@ def check_speed(family, speed):
 
 def part_name(family, speed=None):
     """The part's name in the reports: the speed grade appended unless it is the default."""
-    part, speed = PARTS[family], check_speed(family, speed)
-    return part.name if speed is None or speed == part.speeds[0] else f"{part.name}-{speed}"
+    return PARTS[family].label(check_speed(family, speed))
 
 
 def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeout=None, seed=1,
@@ -210,7 +214,7 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     speed = check_speed(family, speed)
     part = PARTS[family]
-    name = part_name(family, speed)
+    name = part.label(speed)
     work = Path(work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     text = Path(verilog_path).read_text()

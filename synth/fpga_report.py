@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ahasd.synth.export import block_verilog
-from ahasd.synth.fpga import FpgaReport, fpga_of_verilog
+from ahasd.synth.fpga import FpgaReport, check_speed, fpga_of_verilog
 from ahasd.synth.markdown import markdown_table
 
 __all__ = ["fpga_report", "result_key", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
@@ -34,6 +34,8 @@ def fpga_report(name, family, build_dir, *, params=None, top=None, reuse=True, *
     With ``reuse`` a result saved there (``result.json``) by an earlier run with the same
     :func:`result_key` is returned without running the tools; every run saves its result."""
     top = top or name
+    # the grade as placed (6 when not given), so that `--speed 6` and no grade share a result
+    options = {**options, "speed": check_speed(family, options.get("speed"))}
     work = Path(build_dir) / family / top
     work.mkdir(parents=True, exist_ok=True)
     verilog = block_verilog(name, work / f"{top}.v", params, top)

@@ -43,6 +43,17 @@ def test_a_matching_result_is_reused_and_a_changed_one_is_not(tmp_path, tools):
     assert len(tools) == 5
 
 
+def test_the_default_speed_grade_named_or_not_shares_a_result(tmp_path, tools):
+    fpga_report.fpga_report("gts", "ecp5", tmp_path)
+    fpga_report.fpga_report("gts", "ecp5", tmp_path, speed=6)       # the default, named
+    assert len(tools) == 1 and tools[0][2] == {"speed": 6}
+    fpga_report.fpga_report("gts", "ecp5", tmp_path, speed=8)       # another grade
+    assert len(tools) == 2 and tools[1][2] == {"speed": 8}
+    with pytest.raises(ValueError, match="speed grade must be one of 6, 7, 8, not 9"):
+        fpga_report.fpga_report("gts", "ecp5", tmp_path / "bad", speed=9)
+    assert not (tmp_path / "bad").exists()                         # checked before any work
+
+
 def test_a_damaged_result_file_is_run_again(tmp_path, tools):
     fpga_report.fpga_report("gts", "ecp5", tmp_path)
     saved = tmp_path / "ecp5" / "gts" / "result.json"
