@@ -1,14 +1,16 @@
 """The FPGA report of ``ahasd fpga``: place and route of a block, its README section.
 
-:func:`fpga_report` writes a block's Verilog under ``build_dir/family/name`` and places and
-routes it (:func:`ahasd.synth.fpga.fpga_of_verilog`), or reuses the result of an earlier run in
-the same folder whose key (:func:`result_key`: the Verilog, the family, the options, the flow's
+:func:`fpga_report` writes a block's Verilog under ``build_dir/family/name`` (a variant's
+options appended to the folder name: :func:`build_folder`) and places and routes it
+(:func:`ahasd.synth.fpga.fpga_of_verilog`), or reuses the result of an earlier run in the same
+folder whose key (:func:`result_key`: the Verilog, the family, the options, the flow's
 source and the tools' versions) matches, as ``ahasd timing`` reuses the area flow's netlist;
 :func:`table_rows` are the cells of the terminal table (:data:`TABLE_COLUMNS`) and
 :func:`markdown_fpga` the README's generated section ``fpga-FAMILY``.
 """
 
 import hashlib
+import inspect
 import json
 from importlib import metadata
 from pathlib import Path
@@ -17,10 +19,14 @@ from ahasd.synth.export import block_verilog
 from ahasd.synth.fpga import FpgaReport, check_speed, fpga_of_verilog
 from ahasd.synth.markdown import markdown_table
 
-__all__ = ["fpga_report", "result_key", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
+__all__ = ["fpga_report", "build_folder", "result_key", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
 
 #: The flow's modules whose source a result depends on (beside the Verilog and the tools).
 _FLOW = ("fpga.py", "hierarchy.py", "yosys.py")
+
+#: The keyword options of :func:`ahasd.synth.fpga.fpga_of_verilog` and their defaults.
+_DEFAULTS = {name: p.default for name, p in inspect.signature(fpga_of_verilog).parameters.items()
+             if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 #: The columns of the terminal table (:func:`table_rows`).
 TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
@@ -29,14 +35,15 @@ TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
 
 def fpga_report(name, family, build_dir, *, params=None, top=None, reuse=True, **options):
     """Place and route block ``name`` (constructor ``params``; module ``top``, default ``name``)
-    on ``family`` under ``build_dir/family/top``; return its :class:`ahasd.synth.fpga.FpgaReport`.
+    on ``family`` under ``build_dir/family/FOLDER`` (:func:`build_folder`); return its
+    :class:`ahasd.synth.fpga.FpgaReport`.
 
     With ``reuse`` a result saved there (``result.json``) by an earlier run with the same
     :func:`result_key` is returned without running the tools; every run saves its result."""
     top = top or name
     # the grade as placed (6 when not given), so that `--speed 6` and no grade share a result
     options = {**options, "speed": check_speed(family, options.get("speed"))}
-    work = Path(build_dir) / family / top
+    work = Path(build_dir) / family / build_folder(top, family, options)
     work.mkdir(parents=True, exist_ok=True)
     verilog = block_verilog(name, work / f"{top}.v", params, top)
     key = result_key(verilog.read_text(), top, family, options)
@@ -52,6 +59,19 @@ def fpga_report(name, family, build_dir, *, params=None, top=None, reuse=True, *
     report = fpga_of_verilog(verilog, top, family, work, **options)
     saved.write_text(json.dumps({"key": key, "report": report.as_dict()}, indent=1) + "\n")
     return report
+
+
+def build_folder(top, family, options):
+    """The folder name of a build: ``top``, with each option of
+    :func:`ahasd.synth.fpga.fpga_of_verilog` that differs from its default appended
+    (``controller-speed8``, ``gts-freq_mhz90``), so that a variant's result and reports sit
+    beside the default build's instead of replacing them."""
+    defaults = {**_DEFAULTS, "speed": check_speed(family, None)}
+    parts = [top]
+    for option, value in sorted(options.items()):
+        if option not in defaults or value != defaults[option]:
+            parts.append(f"{option}{value:g}" if isinstance(value, float) else f"{option}{value}")
+    return "-".join(parts)
 
 
 def result_key(verilog_text, top, family, options):

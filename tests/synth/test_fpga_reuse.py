@@ -49,9 +49,22 @@ def test_the_default_speed_grade_named_or_not_shares_a_result(tmp_path, tools):
     assert len(tools) == 1 and tools[0][2] == {"speed": 6}
     fpga_report.fpga_report("gts", "ecp5", tmp_path, speed=8)       # another grade
     assert len(tools) == 2 and tools[1][2] == {"speed": 8}
+    assert fpga_report.fpga_report("gts", "ecp5", tmp_path).fmax_mhz == 101.0
+    assert len(tools) == 2               # the default's result is still there, not replaced
     with pytest.raises(ValueError, match="speed grade must be one of 6, 7, 8, not 9"):
         fpga_report.fpga_report("gts", "ecp5", tmp_path / "bad", speed=9)
     assert not (tmp_path / "bad").exists()                         # checked before any work
+
+
+def test_a_variant_is_built_in_its_own_folder(tmp_path, tools):
+    fpga_report.fpga_report("gts", "ecp5", tmp_path, freq_mhz=100.0, speed=6)
+    fpga_report.fpga_report("gts", "ecp5", tmp_path, freq_mhz=62.5, speed=8)
+    fpga_report.fpga_report("gts", "ice40", tmp_path, freq_mhz=90)
+    built = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.glob("*/*/result.json"))
+    assert built == ["ecp5/gts", "ecp5/gts-freq_mhz62.5-speed8", "ice40/gts-freq_mhz90"]
+    assert fpga_report.build_folder("controller", "ecp5", {"seed": 2, "speed": 7}) == \
+        "controller-seed2-speed7"
+    assert fpga_report.build_folder("controller", "ice40", {"speed": None}) == "controller"
 
 
 def test_a_damaged_result_file_is_run_again(tmp_path, tools):
