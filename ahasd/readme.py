@@ -61,27 +61,31 @@ def update_section(path, name, body):
     return new != text
 
 
-def merge_table_rows(old, new):
-    """Markdown table ``new`` merged into table ``old`` by each row's first cell: a row of
-    ``new`` replaces the row of ``old`` with the same first cell, in its place, or is appended;
-    the other rows of ``old`` stay. When the two tables' headers differ, ``new`` alone."""
+def merge_table_rows(old, new, key_cells=1):
+    """Markdown table ``new`` merged into table ``old`` by each row's first ``key_cells`` cells:
+    a row of ``new`` replaces the row of ``old`` with the same first cells, in its place, or is
+    appended; the other rows of ``old`` stay. When the two tables' headers differ, ``new``
+    alone."""
+    if key_cells < 1:
+        raise ValueError(f"key_cells must be at least 1, not {key_cells}")
     old_lines, new_lines = old.strip("\n").splitlines(), new.strip("\n").splitlines()
     if old_lines[:2] != new_lines[:2]:
         return new
 
     def key(line):
-        return line.split("|")[1].strip()
+        return tuple(cell.strip() for cell in line.split("|")[1:1 + key_cells])
     rows = {key(line): line for line in new_lines[2:]}
     merged = [rows.pop(key(line), line) for line in old_lines[2:]]
     return "\n".join(new_lines[:2] + merged + list(rows.values()))
 
 
-def update_table_rows(path, name, table):
+def update_table_rows(path, name, table, key_cells=1):
     """:func:`update_section` with the rows of Markdown ``table`` merged into the section's table
-    (:func:`merge_table_rows`): a run of some blocks rewrites their rows and keeps the others'."""
+    (:func:`merge_table_rows` by the first ``key_cells`` cells): a run of some blocks rewrites
+    their rows and keeps the others'."""
     text = Path(path).read_text(encoding="utf-8")
     start, stop = _span(path, text, name)
-    return update_section(path, name, merge_table_rows(text[start:stop], table))
+    return update_section(path, name, merge_table_rows(text[start:stop], table, key_cells))
 
 
 def check_readme(path, sections):

@@ -47,7 +47,8 @@ def register(sub):
                         "board's USB UART) for this board to a bitstream (ecp5 only)")
     p.add_argument("--readme", type=Path, default=None, metavar="FILE",
                    help="also rewrite the rows of the blocks built in the generated table of "
-                        "FILE (the README: section 'fpga-FAMILY'); its other rows stay")
+                        "FILE (the README: section 'fpga-FAMILY'), by block and part; its other "
+                        "rows stay")
     p.add_argument("--build-dir", type=Path, default=Path("build/fpga"), metavar="DIR",
                    help="where netlists, reports and logs go (default: build/fpga); a block's "
                         "result saved there by a run of the same Verilog, options and tools is "
@@ -100,10 +101,11 @@ def run(args):
     else:
         print_table(reports)
     if args.readme is not None:
-        # the rows of the blocks built here, by name; the table's other rows stay (a variant
-        # built with --param --name adds its row beside the defaults)
+        # the rows of the blocks built here, by name and part; the table's other rows stay (a
+        # variant built with --param --name, or at another --speed, adds its row beside the
+        # defaults)
         update_table_rows(args.readme, f"fpga-{args.family}",
-                          report.markdown_fpga(reports, args.freq))
+                          report.markdown_fpga(reports, args.freq), key_cells=2)
 
 
 def build(args):

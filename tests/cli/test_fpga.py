@@ -11,16 +11,23 @@ from ahasd.synth.boards import ControllerBoardTop, build_board
 
 @pytest.mark.slow
 def test_cli_json_row_has_fmax(tmp_path, capsys):
-    assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path)]) == 0
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- fpga-ecp5: begin (generated) -->\n<!-- fpga-ecp5: end -->\n")
+    assert main(["fpga", "ecp5", "gts", "--json", "--build-dir", str(tmp_path),
+                 "--readme", str(readme)]) == 0
     (row,) = json.loads(capsys.readouterr().out)["blocks"]
     assert row["block"] == "gts" and row["part"] == "LFE5U-25F" and row["fmax_mhz"] > 50
     assert main(["fpga", "ecp5", "gts", "--freq", "0"]) == 2
     assert "--freq must be in 1..1000 MHz, not 0.0" in capsys.readouterr().err
     # another speed grade: named in the part column, and nextpnr was given it
     assert main(["fpga", "ecp5", "gts", "--json", "--speed", "8", "--build-dir",
-                 str(tmp_path)]) == 0
+                 str(tmp_path), "--readme", str(readme)]) == 0
     (fast,) = json.loads(capsys.readouterr().out)["blocks"]
     assert fast["part"] == "LFE5U-25F-8" and fast["speed_grade"] == 8
+    # its README row sits beside the default grade's, which it does not replace
+    rows = [line.split("|")[1:3] for line in readme.read_text().splitlines()[3:-1]]
+    assert [[cell.strip() for cell in r] for r in rows] == [["gts", "LFE5U-25F"],
+                                                             ["gts", "LFE5U-25F-8"]]
     # the same netlist on the fastest grade: every delay of its timing model is shorter
     assert row["speed_grade"] == 6 and fast["fmax_mhz"] > row["fmax_mhz"]
 
