@@ -19,7 +19,8 @@ from ahasd.synth.export import block_verilog
 from ahasd.synth.fpga import FpgaReport, check_speed, fpga_of_verilog
 from ahasd.synth.markdown import markdown_table
 
-__all__ = ["fpga_report", "build_folder", "result_key", "TABLE_COLUMNS", "table_rows", "markdown_fpga"]
+__all__ = ["fpga_report", "build_folder", "result_key", "MARKDOWN_KEY", "TABLE_COLUMNS", "table_rows",
+           "markdown_fpga"]
 
 #: The flow's modules whose source a result depends on (beside the Verilog and the tools).
 _FLOW = ("fpga.py", "hierarchy.py", "yosys.py")
@@ -27,6 +28,11 @@ _FLOW = ("fpga.py", "hierarchy.py", "yosys.py")
 #: The keyword options of :func:`ahasd.synth.fpga.fpga_of_verilog` and their defaults.
 _DEFAULTS = {name: p.default for name, p in inspect.signature(fpga_of_verilog).parameters.items()
              if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+#: The first columns of the README's table (:func:`markdown_fpga`), which name a row: a block
+#: on a part (a speed grade other than 6 is another part), so that ``--readme`` keeps the rows
+#: of the other parts beside a block's.
+MARKDOWN_KEY = ("block", "part")
 
 #: The columns of the terminal table (:func:`table_rows`).
 TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
@@ -114,5 +120,5 @@ def markdown_fpga(reports, freq_mhz):
         fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}"
         rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", r.dsps, r.brams, fmax,
                      r.note or "fits"))
-    return markdown_table(("block", "part", "LUTs", "FFs", "DSPs", "BRAMs",
+    return markdown_table((*MARKDOWN_KEY, "LUTs", "FFs", "DSPs", "BRAMs",
                            f"Fmax [MHz] (target {freq_mhz:g})", "note"), rows)

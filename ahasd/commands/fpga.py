@@ -105,7 +105,8 @@ def run(args):
         # variant built with --param --name, or at another --speed, adds its row beside the
         # defaults)
         update_table_rows(args.readme, f"fpga-{args.family}",
-                          report.markdown_fpga(reports, args.freq), key_cells=2)
+                          report.markdown_fpga(reports, args.freq),
+                          key_cells=len(report.MARKDOWN_KEY))
 
 
 def build(args):
