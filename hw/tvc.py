@@ -9,8 +9,10 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ahasd.hw.carry_save import csa, csa_tree, sign_of_sum
+from ahasd.hw.carry_save import csa, csa_tree
 from ahasd.hw.construction import rejecting_construction
+from ahasd.hw.tvc_arith import at_least, floor_rows, packed_rows, pieces, product_rows
+from ahasd.hw.tvc_decisions import decisions
 from ahasd.hw.tvc_divider import RecordDivider
 from ahasd.spec.params import check_bool
 from ahasd.spec.tvc import FREQ_BITS, FREQ_FRAC_BITS, RATIO_FRAC_BITS, TABLES, TVCParams
@@ -250,7 +252,7 @@ class TVC(wiring.Component):
         # ports), not the late choice between them, and no multiplexer sits behind two
         # products (yosys's `share` would merge the two multipliers into one behind it).
         names = ["rec_first_to_pim", "rec_to_pim"] if self.second_record else ["rec_to_pim"]
-        source_pieces = [_pieces(m, src.payload.cycles, self.freq_ratio, name)
+        source_pieces = [pieces(m, src.payload.cycles, self.freq_ratio, name)
                          for src, name in zip(sources, names)]
         pend_first = Signal()
         m.d.sync += [pend_first.eq(first), pend_cycles.eq(rec.cycles)]
@@ -265,7 +267,7 @@ class TVC(wiring.Component):
         pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
         pend_small = Signal()                    # length < 2**spare
         if spare > 0:
-            over_nvct = [pend_small & _at_least(m, pieces, pend_minus, nvct_shift)
+            over_nvct = [pend_small & at_least(m, pieces, pend_minus, nvct_shift)
                          for pieces in source_pieces]
         else:
             over_nvct = [Const(0, 1)]
@@ -276,11 +278,11 @@ class TVC(wiring.Component):
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
         # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
-        if len(_rows(pend_pieces)) > 1:
-            floors = _floor_rows(_product_rows(m, pend_pieces), FREQ_FRAC_BITS)
+        if len(packed_rows(pend_pieces)) > 1:
+            floors = floor_rows(product_rows(m, pend_pieces), FREQ_FRAC_BITS)
             to_pim = csa(*floors, len(floors[0]))
         else:   # one row: the floor is a shift
-            to_pim = (_rows(pend_pieces)[0][1][FREQ_FRAC_BITS:], Const(0, 1))
+            to_pim = (packed_rows(pend_pieces)[0][1][FREQ_FRAC_BITS:], Const(0, 1))
         numerator = [Signal(p.numerator_bits, name=f"numerator_{row}") for row in "sc"]
         m.d.comb += [
             numerator[0].eq(Cat(Const(0, RATIO_FRAC_BITS),
@@ -381,191 +383,6 @@ class TVC(wiring.Component):
             with m.If(load[index] | write):
                 m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
 
-        # -- what decisions compare against: registered two cycles behind the tables -----------
-        # thresholds[i] = (i + 1) * avg(PVCT) + (avg(PDCT) >> 8) * 256, for the tables of two
-        # cycles ago, which is when the decision now in stage 3 read them: the decision pipeline
-        # only compares, and a table change is seen by exactly the decides accepted after it.
-        lengths = range(1, p.max_preverify_len + 1)
-        # Each threshold as a sum of rows (the non-adjacent form's shifted avg(PVCT) terms and
-        # the PDCT term, one full-adder tree) resolved over the two cycles: the low half and its
-        # carry out, and the high half's rows, registered in the first; the high half added in
-        # the second, so that neither cycle holds a word adder of the threshold's width.
-        pdct_term = Cat(Const(0, RATIO_FRAC_BITS), averages["pdct"][RATIO_FRAC_BITS:])
-        thresholds = []
-        for length in lengths:
-            width = rb + length.bit_length() + 1
-            rows = csa_tree(m, _times_terms(averages["pvct"], length, width) + [pdct_term],
-                            width)
-            half = width // 2
-            low = Signal(half + 1, name=f"threshold_{length}_lo")
-            high = [Signal(width - half, name=f"threshold_{length}_hi_{row}") for row in "sc"]
-            m.d.sync += [low.eq(rows[0][:half] + rows[1][:half]),
-                         *(h.eq(r[half:]) for h, r in zip(high, rows))]
-            th = Signal(width, name=f"threshold_{length}")
-            m.d.sync += th.eq(Cat(low[:half], high[0] + high[1] + low[half]))
-            thresholds.append(th)
-
-        # -- decisions: three register stages --------------------------------------------------
-        # C_left * 256 >= L * avg(PVCT)  <=>  (C_npu - to_pim(now)) * 256 >= thresholds[L - 1].
-        # No carry chain wider than a comparison's: the products stay carry-save rows (two
-        # rows whose sum is the value) until stage 3 takes the sign of each difference.
-        req = self.decide.payload
-        # (1) A = avg(NVCT) * kv_len and B = now * freq_ratio as carry-save rows: a full-adder
-        # tree of the partial products each; the pending thermometer.
-        s1_valid = Signal()
-        s1_rows = {}
-        for name, value, factor in (("npu", averages["nvct"], req.kv_len),
-                                    ("now", req.now, self.freq_ratio)):
-            width = len(value) + len(factor)
-            rows = csa_tree(m, [Mux(factor[i], value, 0) << i for i in range(len(factor))],
-                            width)
-            s1_rows[name] = [Signal(width, name=f"s1_{name}_{row}") for row in "sc"]
-            m.d.sync += [r.eq(v) for r, v in zip(s1_rows[name], rows)]
-        s1_pending = Signal(p.max_preverify_len)
-        m.d.sync += [
-            s1_valid.eq(self.decide.valid & self.decide.ready),
-            s1_pending.eq(Cat(req.pending >= length for length in lengths)),
-        ]
-        # (2) C_left = floor(A / 256) - floor(B / 2**14) as two rows of `width` bits (two's
-        # complement, wide enough for C_left * 256 - threshold). A row pair's floor: the rows
-        # shifted, plus the carry out of their low bits (a comparison).
-        width = max(p.c_left_bits + RATIO_FRAC_BITS, len(thresholds[-1])) + 1
-        s2_valid = Signal()
-        s2_left = [Signal(width, name=f"s2_left_{row}") for row in "sc"]
-        s2_pending = Signal(p.max_preverify_len)
-        floors = {name: _floor_rows(s1_rows[name], shift)
-                  for name, shift in (("npu", RATIO_FRAC_BITS), ("now", FREQ_FRAC_BITS))}
-        (npu_s, npu_c, npu_carry), (now_s, now_c, now_carry) = floors["npu"], floors["now"]
-        # -x = ~x + 1: the two +1 and -now_carry are (npu_carry + 1) + ~now_carry.
-        left = csa_tree(m, [npu_s, npu_c, ~Cat(now_s, Const(0, width - len(now_s))),
-                            ~Cat(now_c, Const(0, width - len(now_c))),
-                            Cat(~npu_carry, npu_carry), ~now_carry], width)
-        m.d.sync += [
-            s2_valid.eq(s1_valid),
-            *(r.eq(v) for r, v in zip(s2_left, left)),
-            s2_pending.eq(s1_pending),
-        ]
-        # (3) per length, the sign of C_left * 256 - threshold: one full-adder level of the
-        # two rows and ~threshold (its +1 in the carry row's free bit 0), then the sign as a
-        # comparison. With `pending >= L` a thermometer code (both conditions are monotone in
-        # L: avg(PVCT) >= 0), whose count is min(largest L, pending).
-        rows = [(r << RATIO_FRAC_BITS)[:width] for r in s2_left]
-        fits = Signal(p.max_preverify_len)
-        below = []
-        for th in thresholds:
-            x, y, z = rows[0], rows[1], ~Cat(th, Const(0, width - len(th)))
-            total = (x ^ y ^ z)[:width]
-            carry = Cat(Const(1, 1), ((x & y) | (x & z) | (y & z))[:width - 1])
-            below.append(sign_of_sum(total, carry, width))
-        m.d.comb += fits.eq(~Cat(*below) & s2_pending)
-        m.d.sync += [
-            self.result.valid.eq(s2_valid),
-            self.result.payload.insert.eq(fits[0]),
-            self.result.payload.length.eq(_thermometer_count(fits)),
-        ]
+        decisions(m, p, averages=averages, decide=self.decide, freq_ratio=self.freq_ratio,
+                  result=self.result)
         return m
-
-
-#: Width of the pieces of ``cycles`` whose products with ``freq_ratio`` a record registers
-#: (8 x 16 bits each: at 28 nm a 16 x 16 product with its carry is longer than a cycle; an ECP5
-#: MULT18X18D each).
-PIECE_BITS = 8
-
-
-def _times_terms(value, factor, width):
-    """Operands whose sum is ``value * factor`` modulo ``2**width`` for a constant ``factor >=
-    1``: its non-adjacent form's shifted ``value`` terms, each negative one as its complement
-    plus one (the ones as a constant operand), so that synthesis spends no multiplier on it."""
-    terms, ones = [], 0
-    shift = 0
-    while factor:
-        if factor & 1:
-            digit = 2 - (factor & 3)
-            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
-            if digit > 0:
-                terms.append(term[:width])
-            else:
-                terms.append(~term[:width])
-                ones += 1
-            factor -= digit
-        factor >>= 1
-        shift += 1
-    return terms + ([ones] if ones else [])
-
-
-def _pieces(m, value, factor, name):
-    """Register ``value * factor`` as the products of ``value``'s ``PIECE_BITS``-bit pieces:
-    a list of ``(offset, product)``."""
-    products = []
-    for offset in range(0, len(value), PIECE_BITS):
-        piece = value[offset:offset + PIECE_BITS] * factor
-        product = Signal(len(piece), name=f"{name}_{offset}")
-        m.d.sync += product.eq(piece)
-        products.append((offset, product))
-    return products
-
-
-def _rows(products):
-    """The shifted ``(offset, product)`` terms packed into as few rows as do not overlap: a
-    product starts a row of its own only where it would overlap every row so far (the
-    8 x 16 pieces: three rows, each a concatenation)."""
-    rows = []     # [(top, value)]
-    for offset, product in sorted(products, key=lambda item: item[0]):
-        for i, (row_top, value) in enumerate(rows):
-            if row_top <= offset:
-                rows[i] = (offset + len(product),
-                           Cat(value, Const(0, offset - row_top), product))
-                break
-        else:
-            rows.append((offset + len(product), Cat(Const(0, offset), product)))
-    return rows
-
-
-def _at_least(m, products, minus, shift):
-    """``sum(product << offset) >= value << shift`` as one carry chain, for ``minus`` the
-    ``len(minus)``-bit ``-value`` and the sum below ``2**(shift + len(minus) - 1)``: the sign of
-    the sum of the products' rows (:func:`_rows`) and ``minus << shift`` (placed in a row that
-    ends below ``shift`` where there is one) after a full-adder tree, the sign as a comparison
-    (:func:`ahasd.hw.carry_save.sign_of_sum`)."""
-    width = shift + len(minus)
-    rows = _rows(products)
-    for i, (row_top, value) in enumerate(rows):
-        if row_top <= shift:
-            rows[i] = (width, Cat(value, Const(0, shift - row_top), minus))
-            break
-    else:
-        rows.append((width, Cat(Const(0, shift), minus)))
-    s, c = csa_tree(m, [value for _, value in rows], width)
-    return ~sign_of_sum(s, c, width)
-
-
-def _product_rows(m, products):
-    """Two rows whose sum is ``sum(product << offset)`` exactly (a full-adder tree of the
-    products' rows, :func:`_rows`)."""
-    width = max(offset + len(product) for offset, product in products)
-    return csa_tree(m, [value for _, value in _rows(products)], width)
-
-
-def _floor_rows(rows, shift):
-    """``(s >> shift, c >> shift, carry)`` for carry-save rows ``(s, c)``: ``floor((s + c) /
-    2**shift)`` is the sum of the three, ``carry`` the carry out of the low ``shift`` bits
-    (``s + c`` below ``2**shift`` overflows exactly when ``s > ~c`` there)."""
-    s, c = rows
-    return s[shift:], c[shift:], s[:shift] > (~c[:shift])[:shift]
-
-
-def _thermometer_count(bits):
-    """The number of ones of a thermometer code (``bits[i]`` set for every ``i`` below the
-    count): bit ``k`` of the count is set where a run of ``2**k`` ones ends above a multiple
-    of ``2**(k + 1)``, two-level logic instead of an adder tree."""
-    n = len(bits)
-
-    def bit(i):
-        return bits[i] if i < n else Const(0, 1)
-
-    out = []
-    for k in range(n.bit_length()):
-        step = 1 << (k + 1)
-        out.append(Cat(bit(j + (1 << k) - 1) & ~bit(j + step - 1)
-                       for j in range(0, n, step)).any())
-    return Cat(*out)
