@@ -178,16 +178,41 @@ class TVC(wiring.Component):
         """Cycles from a (non-saturating) record's accept until ``ready`` is high again."""
         return self.divider_steps + 2
 
+    def _error_counter(self, m, event):
+        """``error_count``: a saturating count of ``event``, which is late (a record's
+        handshake and its verdict): the event is registered (``pending``) and added one cycle
+        late, and the count shown is the stored count or the stored ``count + 1``, selected by
+        ``pending`` (a multiplexer after registers), so it reads exactly as a counter
+        incremented at the event."""
+        p = self.params
+        top = (1 << p.counter_bits) - 1
+        stored = Signal(p.counter_bits)
+        incremented = Signal(p.counter_bits, init=1)
+        pending = Signal()
+        at_top = Signal()
+        m.d.comb += [
+            self.error_count.eq(Mux(pending, incremented, stored)),
+            at_top.eq(self.error_count == top),
+        ]
+        m.d.sync += pending.eq(event & ~at_top)
+        with m.If(pending):
+            m.d.sync += [stored.eq(incremented),
+                         incremented.eq(Mux(incremented == top, top, incremented + 1))]
+
     def elaborate(self, platform):
         m = Module()
         p = self.params
         rb, lb = p.ratio_bits, p.length_bits
 
         # -- tables and their averages --------------------------------------------------------
-        # The averages are registers, written in the same cycle as their table: a preset's value
-        # itself (every entry equal), or the new ratio plus the sum of the entries that stay.
+        # Each table is a ring of `depth` entries with a one-hot write position `slot` (its
+        # oldest entry): a record replaces one entry, so a write enables `rb` flip-flops, not
+        # the whole table. The averages are registers, written in the same cycle as their
+        # table: a preset's value itself (every entry equal), or the new ratio plus the sum of
+        # the entries that stay.
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
+        slots = {name: Signal(p.depth, init=1, name=f"{name}_slot") for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
         for name in TABLES:
             m.d.comb += getattr(self.average, name).eq(averages[name])
@@ -220,28 +245,39 @@ class TVC(wiring.Component):
         load = Signal(len(TABLES))
         m.d.comb += load.eq(self.preset.load | init.replicate(len(TABLES)))
 
+        def by_source(values):
+            """The value of this cycle's source: each source's own value is formed from its
+            payload, and the late `first` only selects between them."""
+            return Mux(first, values[0], values[-1])
+
         # -- records: rejection, squash, sequential divider -------------------------------------
+        # A record is rejected (length 0, table code 3) or squashed (a preset of its table in
+        # the same cycle) by verdicts formed per source.
         rec_accept = Signal()
         rec_bad = Signal()
-        rec_squashed = Signal()
+        rec_ok = Signal()
         m.d.comb += [
             rec_accept.eq(Cat(*(src.valid for src in sources)).any() & ~busy),
-            rec_bad.eq((rec.length == 0) | (rec.table.as_value() == 3)),
-            rec_squashed.eq(load.bit_select(rec.table.as_value(), 1)),
+            rec_bad.eq(by_source([(src.payload.length == 0) |
+                                  (src.payload.table.as_value() == 3) for src in sources])),
+            rec_ok.eq(by_source([(src.payload.length != 0) &
+                                 (src.payload.table.as_value() != 3) &
+                                 ~load.bit_select(src.payload.table.as_value(), 1)
+                                 for src in sources])),
         ]
-        err_max = (1 << p.counter_bits) - 1
-        with m.If(rec_accept & rec_bad & (self.error_count != err_max)):
-            m.d.sync += self.error_count.eq(self.error_count + 1)
+        self._error_counter(m, rec_accept & rec_bad)
 
         steps = self.divider_steps
         # The record is registered in its accept cycle (cycles, length, table; NVCT cycles as
         # the PIECE_BITS-bit pieces of cycles * freq_ratio, a product per piece and source, each
         # into a register) and reaches the divider one cycle later: `pend`, the check cycle.
-        # The saturation check (numerator >> steps >= length) is made there on the registered
-        # operands, per source, each one carry chain (the sign of a sum of rows), and a
-        # saturating ratio is written in that cycle. The divider starts in that cycle whatever
-        # the check finds and a saturating division is aborted in the next one (`pend_sat`),
-        # so the check drives only the table writes and a record keeps its latency.
+        # These registers take the offered record in every cycle TVC is not busy, accepted or
+        # not, so that no enable waits for the accept. The saturation check (numerator >> steps
+        # >= length) is made in the check cycle on the registered operands, per source, each
+        # one carry chain (the sign of a sum of rows), and a saturating ratio is written in that
+        # cycle. The divider starts in that cycle whatever the check finds and a saturating
+        # division is aborted in the next one (`pend_sat`), so the check drives only the
+        # averages' writes and the write position.
         pend = Signal()
         div_sel = Signal(len(TABLES))   # one-hot: the table of the record in the divider
         pend_cycles = Signal(p.cycles_bits)
@@ -259,22 +295,26 @@ class TVC(wiring.Component):
         # numerator >> steps >= length  <=>  c >= length << shift  (numerator = c * 256), and
         # for NVCT  to_pim(cycles) >= length << shift  <=>  product >= length << (shift + 14).
         # The product is below 2**top, so it reaches length << nvct_shift only for a length
-        # below 2**spare; the negated low bits of the length are registered at accept.
+        # below 2**spare; the negated low bits of the length are registered at accept. The
+        # check of a PDCT or PVCT record needs no product: it is made in the accept cycle, per
+        # source, and registered (`over_plain`).
         shift = steps - RATIO_FRAC_BITS
         nvct_shift = shift + FREQ_FRAC_BITS
         top = max(offset + len(product) for offset, product in source_pieces[0])
         spare = top - nvct_shift
         pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
-        pend_small = Signal()                    # length < 2**spare
+        # Registered at accept: `over_plain` (a PDCT or PVCT record that saturates) and which
+        # source's product check counts (`use_check`: an NVCT record of a length that can
+        # saturate), so that the check cycle combines each product check with one register.
+        over_plain = Signal()
+        use_check = Signal(len(sources))
         if spare > 0:
-            over_nvct = [pend_small & at_least(m, pieces, pend_minus, nvct_shift)
-                         for pieces in source_pieces]
+            fits = [at_least(m, source, pend_minus, nvct_shift) for source in source_pieces]
+            over_nvct = Cat(*(use & fit for use, fit in zip(use_check, fits))).any()
         else:
-            over_nvct = [Const(0, 1)]
-        over_nvct = Mux(pend_first, over_nvct[0], over_nvct[-1])
+            over_nvct = Const(0, 1)
         pend_over = Signal()
-        m.d.comb += pend_over.eq(Mux(pend_nvct, over_nvct,
-                                     pend_cycles >= Cat(Const(0, shift), pend_length)))
+        m.d.comb += pend_over.eq(over_nvct | over_plain)
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
         # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
@@ -292,43 +332,47 @@ class TVC(wiring.Component):
         ]
         m.submodules.divider = div = RecordDivider(
             dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps)
-        div_write = Signal()            # the divider's quotient is written (div_sel's table)
-        div_value = Signal(rb)
         rec_start = Signal()
         pend_abort = Signal()
         pend_sat = Signal()             # the previous cycle wrote a saturated ratio
         m.d.comb += [
-            rec_start.eq(rec_accept & ~rec_bad & ~rec_squashed),
+            rec_start.eq(rec_accept & rec_ok),
             pend_abort.eq((load & div_sel).any()),
             div.abort.eq(pend_abort | pend_sat),
             div.start.eq(pend & ~pend_abort),
             div.dividend.eq(numerator[0]),
             div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
-            div_write.eq(div.done.valid | (pend & pend_over)),
-            div_value.eq(Mux(pend, (1 << steps) - 1, div.done.payload)),
         ]
         m.d.sync += [pend.eq(rec_start), pend_sat.eq(pend & ~pend_abort & pend_over)]
         # Next cycle: pend (a record started), or the divider started and not saturated, or it
         # goes on (not aborted, not done). While pend, the divider is idle.
         m.d.sync += busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
                             (div.busy & ~div.abort & ~div.done.valid))
-        with m.If(rec_start):
+        with m.If(~busy):
+            nvct = [src.payload.table == Table.NVCT for src in sources]
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
-                         pend_length.eq(rec.length)]
+                         pend_length.eq(rec.length),
+                         over_plain.eq(by_source([
+                             ~is_nvct & (src.payload.cycles >=
+                                         Cat(Const(0, shift), src.payload.length))
+                             for is_nvct, src in zip(nvct, sources)]))]
             if spare > 0:
-                m.d.sync += [pend_minus.eq(-rec.length[:spare]),
-                             pend_small.eq(rec.length[spare:] == 0)]
+                small = [src.payload.length[spare:] == 0 for src in sources]
+                uses = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small)]
+                if self.second_record:
+                    uses = [first & uses[0], ~first & uses[1]]
+                m.d.sync += [pend_minus.eq(-rec.length[:spare]), use_check.eq(Cat(*uses))]
 
         # The new average of the divider's table, ready as the last quotient bit arrives. The
-        # entries that stay are summed as two carry-save rows every cycle (the divider writes a
-        # table at least a cycle after its last change: a record waits for the one before it,
-        # a preset of its table stops it), the divider's table selects them. The sum with the
-        # quotient is split at bit `lo`: the high part's two candidates (carry 0 and 1) are
-        # registered in the cycle before the last step (every quotient bit they need is known
-        # then), the low part is added in the last step beside the last bit, which only
-        # selects. The saturated sum (written in the check cycle) has its low part and carry
-        # registered every cycle ahead, per table.
+        # entries that stay (all but the one at the write position) are summed as two
+        # carry-save rows every cycle (the divider writes a table at least a cycle after its
+        # last change: a record waits for the one before it, a preset of its table stops it),
+        # the divider's table selects them. The sum with the quotient is split at bit `lo`: the
+        # high part's two candidates (carry 0 and 1) are registered in the cycle before the last
+        # step (every quotient bit they need is known then), the low part is added in the last
+        # step beside the last bit, which only selects. The saturated sum (written in the check
+        # cycle) has its low part and carry registered every cycle ahead, per table.
         width = rb + p.depth_log2      # the sum of all entries fits
         lo = width // 2
         ones = Const((1 << steps) - 1, steps)
@@ -337,7 +381,8 @@ class TVC(wiring.Component):
             kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
             sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
             sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
-            now = csa_tree(m, tables[name][:-1], width)
+            now = csa_tree(m, [Mux(slots[name][i], 0, entry)
+                               for i, entry in enumerate(tables[name])], width)
             sat = csa(*now, ones, width)
             m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
             m.d.sync += [sat_low.eq(sat[0][:lo] + sat[1][:lo]),
@@ -355,31 +400,50 @@ class TVC(wiring.Component):
         m.d.sync += [row.eq(by_table([r[i] for r in rows])) for i, row in enumerate(kept)]
         saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])
                      for low, high in zip(sat_lows, sat_rows)]
-        # kept + quotient: u + v with v[0] = 0 (the last bit's place). In the cycle before the
-        # last step, quotient bit j >= 2 is quo[j - 2].
-        earlier = csa(*kept, Cat(Const(0, 2), div.quotient[:-2]), width)
+        # kept + quotient, as the new average's two candidates (last quotient bit 0 or 1),
+        # registered in the step before the last: there quotient bit 1 is the divider's
+        # `next_bit` (a register through one multiplexer) and bit j >= 2 is quo[j - 2]. The sum
+        # is split at `lo`: its high part (bits from 3 on placed, below them zeros, so the
+        # full-adder level gives the same high rows; `lo` >= 4) is registered with carry 0 and
+        # 1 in the step before that, when every quotient bit from 3 on is quo[j - 3]; the low
+        # part is added beside the candidates and its carry selects the high part.
+        earlier = csa(*kept, Cat(Const(0, 3), div.quotient[:-3]), width)
         high_sums = [Signal(width - lo, name=f"sum_hi{carry}") for carry in (0, 1)]
         m.d.sync += [h.eq(earlier[0][lo:] + earlier[1][lo:] + carry)
                      for carry, h in enumerate(high_sums)]
-        u, v = csa(*kept, Cat(Const(0, 1), div.quotient[:-1]), width)
-        lows = [Signal(lo + 1, name=f"sum_lo{bit}") for bit in (0, 1)]
-        m.d.comb += [low.eq(u[:lo] + v[:lo] + bit) for bit, low in enumerate(lows)]
-        sums = [Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])) for low in lows]
+        u, v = csa(*kept, Cat(Const(0, 1), div.next_bit, div.quotient[:-2]), width)
+        candidates = [Signal(rb, name=f"new_average{bit}") for bit in (0, 1)]
+        for bit, candidate in enumerate(candidates):
+            low = u[:lo] + v[:lo] + bit
+            total = Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0]))
+            m.d.sync += candidate.eq(total[p.depth_log2:])
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
-        # An average's next value for each value of the last quotient bit, which selects last
-        # (both the same in the check cycle and for a preset).
+        # In the check cycle the entry at the write position takes the saturated ratio whatever
+        # the check finds (the enables are registers); a saturating record then moves the
+        # position on, and the divider's quotient, if it comes, replaces the entry (the sum of
+        # the entries that stay never includes it). The average's next value for each value of
+        # the last quotient bit, which selects last.
         last_bit = div.done.payload[0]
+        done = div.done.valid
         for index, (name, entries) in enumerate(tables.items()):
             preset = getattr(self.preset, name)
-            write = div_write & div_sel[index]
+            slot = slots[name]
+            mine = div_sel[index]
+            # A saturating write of this table: only NVCT's waits for a product check.
+            over = over_nvct if index == Table.NVCT.value else mine & over_plain
+            write = (pend & over) | (done & mine)
             with m.If(load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
-            with m.Elif(write):
-                m.d.sync += [entries[0].eq(div_value)]
-                m.d.sync += [entries[i].eq(entries[i - 1]) for i in range(1, p.depth)]
+            with m.Elif((pend | done) & mine):
+                for i, entry in enumerate(entries):
+                    with m.If(slot[i]):
+                        m.d.sync += entry.eq(Mux(pend, ones, div.done.payload))
+            with m.If(~load[index] & write):
+                m.d.sync += slot.eq(slot.rotate_left(1))
             cands = [Mux(load[index], preset,
-                         Mux(pend, saturated[index], total)[p.depth_log2:]) for total in sums]
+                         Mux(pend, saturated[index][p.depth_log2:], candidate))
+                     for candidate in candidates]
             with m.If(load[index] | write):
                 m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
 

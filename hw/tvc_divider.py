@@ -1,30 +1,35 @@
-"""The TVC's record divider: restoring, one quotient bit per cycle, with a carry-save remainder
-and an abort, for 800 MHz at 28 nm.
+"""The TVC's record divider: non-restoring, one quotient bit per cycle, with a carry-save
+remainder and an abort, for 800 MHz at 28 nm and 100 MHz on ECP5.
 
 :class:`ahasd.hw.divider.Divider` (shared with the AAU and formally proven) keeps its word
 remainder, whose step (a ``divisor_width + 1``-bit subtraction, a comparison and a select) is
 longer than a 28 nm cycle at 800 MHz; :class:`ahasd.hw.carry_save.CarrySaveDivider` has no
 abort, and both take the dividend as a word. This one takes the dividend as two carry-save rows
-(the TVC's ``to_pim`` product is never resolved), keeps the whole partial remainder as two rows
-(one full-adder level and the sign of the sum as a comparison per step,
-:func:`ahasd.hw.carry_save.sign_of_sum`), has the former's ``abort``, and no saturation check:
-the TVC checks saturation itself in the cycle it starts the divider and aborts a saturating
-division in the next cycle.
+(the TVC's ``to_pim`` product is never resolved), keeps the whole partial remainder as two rows,
+has the former's ``abort``, and no saturation check: the TVC checks saturation itself in the
+cycle it starts the divider and aborts a saturating division in the next cycle.
+
+Non-restoring: each step adds or subtracts ``divisor * 2**j`` by the sign of the partial
+remainder, which the step before registered, so the remainder's rows are written in every step
+(one full-adder level, no select behind the sign: on ECP5 the sign no longer drives the enables
+of every remainder bit). The sign of the new remainder is the only thing a step resolves (a
+comparison, :func:`ahasd.hw.carry_save.sign_of_sum`), and its complement is the quotient bit: the
+bits are those of restoring division (see :class:`RecordDivider`).
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.carry_save import csa, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.divider import check_divider_params, divider_members, divider_step
+from ahasd.hw.divider import check_divider_params, divider_members
 
 __all__ = ["RecordDivider"]
 
 
 class RecordDivider(wiring.Component):
-    """Restoring divider over the whole dividend in carry-save form, with ``abort``; no
+    """Non-restoring divider over the whole dividend in carry-save form, with ``abort``; no
     saturation check.
 
     Parameters
@@ -40,15 +45,20 @@ class RecordDivider(wiring.Component):
     the last step; a start while busy begins the new division, an abort stops the one under
     way, no ``done``), plus ``dividend_carry : In(dividend_width)``: the dividend is
     ``dividend + dividend_carry`` (two rows, below ``2**dividend_width``), so that it needs no
-    adder before the divider.
+    adder before the divider. ``next_bit : Out(1)``: while busy, the quotient bit this step
+    shifts into ``quotient`` (from the second step on, a register's output through one
+    multiplexer: see below).
 
     The quotient is ``dividend // divisor`` when that fits in ``quotient_bits`` bits, i.e.
     ``dividend >> quotient_bits < divisor``; otherwise it is undefined (the caller checks and
-    aborts). Step ``k`` (shift ``j = quotient_bits - 1 - k``) tries ``R - divisor * 2**j`` on
-    the whole partial remainder ``R`` (two rows, ``dividend`` at the start): one full-adder
-    level, the quotient bit the sign of the sum as a comparison
-    (:func:`ahasd.hw.carry_save.sign_of_sum`), then the new rows or the old ones. No adder and
-    no dividend bit shifting in: the dividend is not resolved.
+    aborts). With ``R_0`` the dividend and ``q`` quotient bits, step ``k`` (shift ``j = q - 1 -
+    k``) forms ``R_{k+1} = R_k - divisor * 2**j`` if ``R_k >= 0``, else ``R_k + divisor * 2**j``
+    (two rows, one full-adder level; ``R_k``'s sign is a register). With ``P_k`` the restoring
+    divider's partial remainder before step ``k`` and ``T_k = P_k - divisor * 2**j`` its trial,
+    ``R_k`` is ``P_k`` after a trial that was kept (``R_k >= 0``) and ``P_k - divisor *
+    2**(j + 1)`` after one that was not (``R_k < 0``); either way ``R_{k+1} = T_k``. So the
+    quotient bits are the complemented signs of ``R_1 .. R_q``, most significant first, the
+    restoring divider's bits, and no final correction is needed.
     """
 
     def __init__(self, *, dividend_width, divisor_width, quotient_bits):
@@ -60,43 +70,74 @@ class RecordDivider(wiring.Component):
         members = divider_members(dividend_width, divisor_width, quotient_bits, False,
                                   abort=True)
         members["dividend_carry"] = In(dividend_width)
+        members["next_bit"] = Out(1)
         super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
         q, dw = self.quotient_bits, self.divisor_width
-        # R < 2**dividend_width and divisor * 2**j < 2**(dw + q - 1): their difference fits.
+        # R_0 < 2**dividend_width; afterwards R_{k+1} = T_k, with -divisor * 2**j <= T_k <
+        # divisor * 2**j < 2**(dw + q - 1): one sign bit above both.
         w = max(self.dividend_width, dw + q - 1) + 1
 
         shifted = Signal(dw + q - 1)  # divisor * 2**j
-        rem_s = Signal(w)             # the partial remainder is rem_s + rem_c (mod 2**w)
+        rem_s = Signal(w)             # the partial remainder R is rem_s + rem_c (mod 2**w)
         rem_c = Signal(w)
+        negative = Signal()           # R < 0: this step adds divisor * 2**j
         quo = Signal(q)
         count = Signal(range(q + 1))
 
-        minus = Signal(w)
-        m.d.comb += minus.eq(~Cat(shifted, Const(0, w - len(shifted))))   # + 1 below
-        trial_s, trial_c = csa(rem_s, rem_c, minus, w)
-        trial_c = Cat(Const(1, 1), trial_c[1:])        # the + 1, in the carry row's free bit
-        bit = Signal()
-        m.d.comb += bit.eq(~sign_of_sum(trial_s, trial_c, w))
-        next_quo = Cat(bit, quo[:-1])
+        # R - d = R + ~d + 1 (the + 1 in the carry row's free bit 0), R + d as it is: the
+        # operand is d XOR ~negative, which the full-adder level absorbs (one LUT4 per row bit).
+        wide = Cat(shifted, Const(0, w - len(shifted)))
+        operand = Signal(w)
+        m.d.comb += operand.eq(wide ^ (~negative).replicate(w))
+        next_s, next_c = csa(rem_s, rem_c, operand, w)
+        next_c = Cat(~negative, next_c[1:])
+        # Every sign after the first is looked ahead: each step registers the signs of both
+        # ways the next step can go (R_{k+1} - divisor * 2**(j - 1) and R_{k+1} + divisor *
+        # 2**(j - 1), one more full-adder level on the new rows), and the next step only
+        # selects between them by R_{k+1}'s sign. So from the second step on, the quotient bit
+        # of a step (`next_bit`) comes from registers through one multiplexer at the start of
+        # the step: the TVC forms its new average from it a step ahead, and its table and
+        # average writes wait only for that multiplexer. The first step forms its sign itself.
+        first = Signal()              # this step is the first (count == quotient_bits)
+        last = Signal()               # this step is the last (count == 1)
+        ahead = [Signal(name=f"ahead_negative_{way}") for way in ("sub", "add")]
+        one = Cat(shifted[1:], Const(0, w - len(shifted) + 1))   # divisor * 2**(j - 1)
+        for way, flag in zip(("sub", "add"), ahead):
+            term = ~one if way == "sub" else one
+            t_s, t_c = csa(next_s, next_c, term, w)
+            t_c = Cat(Const(1 if way == "sub" else 0, 1), t_c[1:])
+            m.d.sync += flag.eq(sign_of_sum(t_s, t_c, w))
+        new_negative = Signal()
+        m.d.comb += [
+            new_negative.eq(Mux(first, sign_of_sum(next_s, next_c, w),
+                                Mux(negative, ahead[1], ahead[0]))),
+            self.next_bit.eq(~new_negative),
+        ]
+        next_quo = Cat(~new_negative, quo[:-1])
 
         busy = self.busy
         with m.If(busy & self.abort):
             m.d.sync += busy.eq(0)
         with m.Elif(busy):
-            divider_step(m, self, busy=busy, count=count, quo=quo, next_quo=next_quo,
-                         updates=[rem_s.eq(Mux(bit, trial_s, rem_s)),
-                                  rem_c.eq(Mux(bit, trial_c, rem_c)),
-                                  shifted.eq(shifted >> 1)])
+            m.d.sync += [rem_s.eq(next_s), rem_c.eq(next_c), negative.eq(new_negative),
+                         shifted.eq(shifted >> 1), quo.eq(next_quo), count.eq(count - 1),
+                         first.eq(0), last.eq(count == 2)]
+            with m.If(last):
+                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
+                m.d.sync += busy.eq(0)
         with m.If(self.start):
             m.d.sync += [
                 busy.eq(1),
                 count.eq(q),
+                first.eq(1),
+                last.eq(q == 1),
                 shifted.eq(self.divisor << (q - 1)),
                 rem_s.eq(self.dividend),
                 rem_c.eq(self.dividend_carry),
+                negative.eq(0),
             ]
         m.d.comb += self.quotient.eq(quo)
         return m
