@@ -220,6 +220,11 @@ class TVC(wiring.Component):
         # The tables take the preset CSRs in the first cycle after reset.
         init = Signal(init=1)
         m.d.sync += init.eq(0)
+        # A copy of `init` per table for its entries and average (hundreds of enables): kept
+        # apart in synthesis, so that each table's copy sits beside it on an FPGA.
+        table_inits = [Signal(init=1, name=f"init_{name}", attrs={"keep": 1}) for name in TABLES]
+        m.d.sync += [copy.eq(0) for copy in table_inits]
+        table_load = Cat(*(self.preset.load[i] | copy for i, copy in enumerate(table_inits)))
 
         # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
         # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
@@ -303,10 +308,11 @@ class TVC(wiring.Component):
         top = max(offset + len(product) for offset, product in source_pieces[0])
         spare = top - nvct_shift
         pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
-        # Registered at accept: `over_plain` (a PDCT or PVCT record that saturates) and which
-        # source's product check counts (`use_check`: an NVCT record of a length that can
-        # saturate), so that the check cycle combines each product check with one register.
-        over_plain = Signal()
+        # Registered at accept, set only for a record that starts: `plain_sat` (per table, a
+        # PDCT or PVCT record that saturates) and which source's product check counts
+        # (`use_check`: an NVCT record of a length that can saturate), so that the check cycle
+        # combines each product check with one register and needs no `pend`.
+        plain_sat = Signal(len(TABLES))
         use_check = Signal(len(sources))
         if spare > 0:
             fits = [at_least(m, source, pend_minus, nvct_shift) for source in source_pieces]
@@ -314,7 +320,7 @@ class TVC(wiring.Component):
         else:
             over_nvct = Const(0, 1)
         pend_over = Signal()
-        m.d.comb += pend_over.eq(over_nvct | over_plain)
+        m.d.comb += pend_over.eq(over_nvct | plain_sat.any())
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
         # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
@@ -344,25 +350,27 @@ class TVC(wiring.Component):
             div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
         ]
-        m.d.sync += [pend.eq(rec_start), pend_sat.eq(pend & ~pend_abort & pend_over)]
+        m.d.sync += [pend.eq(rec_start), pend_sat.eq(~pend_abort & pend_over)]
         # Next cycle: pend (a record started), or the divider started and not saturated, or it
         # goes on (not aborted, not done). While pend, the divider is idle.
         m.d.sync += busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
                             (div.busy & ~div.abort & ~div.done.valid))
+        nvct = [src.payload.table == Table.NVCT for src in sources]
+        plain = by_source([~is_nvct & (src.payload.cycles >= Cat(Const(0, shift), src.payload.length))
+                           for is_nvct, src in zip(nvct, sources)])
+        m.d.sync += plain_sat.eq(Cat(rec_start & plain & (rec.table.as_value() == i)
+                                     for i in range(len(TABLES))))
         with m.If(~busy):
-            nvct = [src.payload.table == Table.NVCT for src in sources]
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
-                         pend_length.eq(rec.length),
-                         over_plain.eq(by_source([
-                             ~is_nvct & (src.payload.cycles >=
-                                         Cat(Const(0, shift), src.payload.length))
-                             for is_nvct, src in zip(nvct, sources)]))]
+                         pend_length.eq(rec.length)]
             if spare > 0:
-                small = [src.payload.length[spare:] == 0 for src in sources]
-                uses = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small)]
-                if self.second_record:
-                    uses = [first & uses[0], ~first & uses[1]]
-                m.d.sync += [pend_minus.eq(-rec.length[:spare]), use_check.eq(Cat(*uses))]
+                m.d.sync += pend_minus.eq(-rec.length[:spare])
+        if spare > 0:
+            small = [src.payload.length[spare:] == 0 for src in sources]
+            uses = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small)]
+            if self.second_record:
+                uses = [first & uses[0], ~first & uses[1]]
+            m.d.sync += use_check.eq(Cat(*(rec_start & use for use in uses)))
 
         # The new average of the divider's table, ready as the last quotient bit arrives. The
         # entries that stay (all but the one at the write position) are summed as two
@@ -401,22 +409,30 @@ class TVC(wiring.Component):
         saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])
                      for low, high in zip(sat_lows, sat_rows)]
         # kept + quotient, as the new average's two candidates (last quotient bit 0 or 1),
-        # registered in the step before the last: there quotient bit 1 is the divider's
-        # `next_bit` (a register through one multiplexer) and bit j >= 2 is quo[j - 2]. The sum
-        # is split at `lo`: its high part (bits from 3 on placed, below them zeros, so the
-        # full-adder level gives the same high rows; `lo` >= 4) is registered with carry 0 and
-        # 1 in the step before that, when every quotient bit from 3 on is quo[j - 3]; the low
-        # part is added beside the candidates and its carry selects the high part.
+        # registered in the step before the last: there quotient bit j >= 2 is quo[j - 2] and
+        # bit 1 is the divider's `next_bit` (registers through one multiplexer), which selects
+        # last between sums formed for both of its values. The sum is split at `lo`: its high
+        # part (bits from 3 on placed, below them zeros, so the full-adder level gives the same
+        # high rows; `lo` >= 4) is registered with carry 0 and 1 in the step before that, when
+        # every quotient bit from 3 on is quo[j - 3]; each low part is added beside the
+        # candidates (the carry row's bit 0 is free: it takes the last bit) and its carry
+        # selects the high part.
         earlier = csa(*kept, Cat(Const(0, 3), div.quotient[:-3]), width)
         high_sums = [Signal(width - lo, name=f"sum_hi{carry}") for carry in (0, 1)]
         m.d.sync += [h.eq(earlier[0][lo:] + earlier[1][lo:] + carry)
                      for carry, h in enumerate(high_sums)]
-        u, v = csa(*kept, Cat(Const(0, 1), div.next_bit, div.quotient[:-2]), width)
+        totals = []     # totals[bit1][bit0]
+        for bit1 in (0, 1):
+            u, v = csa(*kept, Cat(Const(0, 1), Const(bit1, 1), div.quotient[:-2]), width)
+            row = []
+            for bit0 in (0, 1):
+                low = u[:lo] + Cat(Const(bit0, 1), v[1:lo])
+                row.append(Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])))
+            totals.append(row)
         candidates = [Signal(rb, name=f"new_average{bit}") for bit in (0, 1)]
-        for bit, candidate in enumerate(candidates):
-            low = u[:lo] + v[:lo] + bit
-            total = Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0]))
-            m.d.sync += candidate.eq(total[p.depth_log2:])
+        for bit0, candidate in enumerate(candidates):
+            m.d.sync += candidate.eq(
+                Mux(div.next_bit, totals[1][bit0], totals[0][bit0])[p.depth_log2:])
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         # In the check cycle the entry at the write position takes the saturated ratio whatever
@@ -424,27 +440,35 @@ class TVC(wiring.Component):
         # position on, and the divider's quotient, if it comes, replaces the entry (the sum of
         # the entries that stay never includes it). The average's next value for each value of
         # the last quotient bit, which selects last.
-        last_bit = div.done.payload[0]
-        done = div.done.valid
+        # The quotient as the last step shows it, taken before the divider gates `done` with
+        # its abort: the last bit is `next_bit` (the divider has at least two steps).
+        assert steps >= 2
+        last_bit = div.next_bit
+        quotient = Cat(last_bit, div.quotient[:-1])
+        # The last step of the divider's record, without the divider's abort (a preset of the
+        # divider's table wins over the write anyway, and a saturating record's division, which
+        # `pend_sat` aborts, is in its first step), so that no preset reaches these enables
+        # through the divider.
+        done = div.busy & div.last_step & ~pend_sat
         for index, (name, entries) in enumerate(tables.items()):
             preset = getattr(self.preset, name)
             slot = slots[name]
             mine = div_sel[index]
             # A saturating write of this table: only NVCT's waits for a product check.
-            over = over_nvct if index == Table.NVCT.value else mine & over_plain
-            write = (pend & over) | (done & mine)
-            with m.If(load[index]):
+            over = over_nvct if index == Table.NVCT.value else plain_sat[index]
+            write = over | (done & mine)
+            with m.If(table_load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
             with m.Elif((pend | done) & mine):
                 for i, entry in enumerate(entries):
                     with m.If(slot[i]):
-                        m.d.sync += entry.eq(Mux(pend, ones, div.done.payload))
-            with m.If(~load[index] & write):
+                        m.d.sync += entry.eq(Mux(pend, ones, quotient))
+            with m.If(~table_load[index] & write):
                 m.d.sync += slot.eq(slot.rotate_left(1))
-            cands = [Mux(load[index], preset,
+            cands = [Mux(table_load[index], preset,
                          Mux(pend, saturated[index][p.depth_log2:], candidate))
                      for candidate in candidates]
-            with m.If(load[index] | write):
+            with m.If(table_load[index] | write):
                 m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
 
         decisions(m, p, averages=averages, decide=self.decide, freq_ratio=self.freq_ratio,

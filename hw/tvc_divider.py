@@ -47,7 +47,8 @@ class RecordDivider(wiring.Component):
     ``dividend + dividend_carry`` (two rows, below ``2**dividend_width``), so that it needs no
     adder before the divider. ``next_bit : Out(1)``: while busy, the quotient bit this step
     shifts into ``quotient`` (from the second step on, a register's output through one
-    multiplexer: see below).
+    multiplexer: see below). ``last_step : Out(1)``: a register, set while the step under way
+    is the last one (``done`` is that and ``busy`` and no ``abort``).
 
     The quotient is ``dividend // divisor`` when that fits in ``quotient_bits`` bits, i.e.
     ``dividend >> quotient_bits < divisor``; otherwise it is undefined (the caller checks and
@@ -71,6 +72,7 @@ class RecordDivider(wiring.Component):
                                   abort=True)
         members["dividend_carry"] = In(dividend_width)
         members["next_bit"] = Out(1)
+        members["last_step"] = Out(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -95,38 +97,50 @@ class RecordDivider(wiring.Component):
         next_s, next_c = csa(rem_s, rem_c, operand, w)
         next_c = Cat(~negative, next_c[1:])
         # Every sign after the first is looked ahead: each step registers the signs of both
-        # ways the next step can go (R_{k+1} - divisor * 2**(j - 1) and R_{k+1} + divisor *
-        # 2**(j - 1), one more full-adder level on the new rows), and the next step only
-        # selects between them by R_{k+1}'s sign. So from the second step on, the quotient bit
-        # of a step (`next_bit`) comes from registers through one multiplexer at the start of
-        # the step: the TVC forms its new average from it a step ahead, and its table and
-        # average writes wait only for that multiplexer. The first step forms its sign itself.
+        # ways the next step can go, R_{k+1} - divisor * 2**(j - 1) and R_{k+1} + divisor *
+        # 2**(j - 1), formed from R_k itself: R_k + K with K = +divisor * 2**(j - 1) or
+        # -3 * divisor * 2**(j - 1) (the first way) and +3 * divisor * 2**(j - 1) or
+        # -divisor * 2**(j - 1) (the second), by R_k's sign: one full-adder level whose third
+        # operand a register selects (LUT4 and a PFU mux on ECP5), then the sign as a
+        # comparison, like the step itself. The next step only selects between the two by
+        # R_{k+1}'s sign, so from the second step on, the quotient bit of a step (`next_bit`)
+        # comes from registers through one multiplexer: the TVC forms its new average from it a
+        # step ahead, and its table and average writes wait only for that multiplexer. The
+        # first step forms its sign itself.
         first = Signal()              # this step is the first (count == quotient_bits)
         last = Signal()               # this step is the last (count == 1)
+        triple = Signal(dw + q)       # 3 * divisor * 2**(j - 1)
+        half = Cat(shifted[1:], Const(0, w - len(shifted) + 1))     # divisor * 2**(j - 1)
+        three = Cat(triple, Const(0, w - len(triple)))
         ahead = [Signal(name=f"ahead_negative_{way}") for way in ("sub", "add")]
-        one = Cat(shifted[1:], Const(0, w - len(shifted) + 1))   # divisor * 2**(j - 1)
-        for way, flag in zip(("sub", "add"), ahead):
-            term = ~one if way == "sub" else one
-            t_s, t_c = csa(next_s, next_c, term, w)
-            t_c = Cat(Const(1 if way == "sub" else 0, 1), t_c[1:])
+        for flag, plus, minus in zip(ahead, (half, three), (three, half)):
+            term = Signal(w)
+            m.d.comb += term.eq(Mux(negative, plus, ~minus))
+            t_s, t_c = csa(rem_s, rem_c, term, w)
+            t_c = Cat(~negative, t_c[1:])
             m.d.sync += flag.eq(sign_of_sum(t_s, t_c, w))
+        looked_ahead = Signal()       # R_{k+1} < 0, from the last step's registers
+        m.d.comb += looked_ahead.eq(Mux(negative, ahead[1], ahead[0]))
         new_negative = Signal()
         m.d.comb += [
-            new_negative.eq(Mux(first, sign_of_sum(next_s, next_c, w),
-                                Mux(negative, ahead[1], ahead[0]))),
-            self.next_bit.eq(~new_negative),
+            new_negative.eq(Mux(first, sign_of_sum(next_s, next_c, w), looked_ahead)),
+            self.next_bit.eq(~looked_ahead),
         ]
         next_quo = Cat(~new_negative, quo[:-1])
+        # The last step is never the first when there are two or more: its quotient bit is
+        # the looked-ahead one.
+        done_quo = Cat(~looked_ahead, quo[:-1]) if q > 1 else next_quo
 
         busy = self.busy
         with m.If(busy & self.abort):
             m.d.sync += busy.eq(0)
         with m.Elif(busy):
             m.d.sync += [rem_s.eq(next_s), rem_c.eq(next_c), negative.eq(new_negative),
-                         shifted.eq(shifted >> 1), quo.eq(next_quo), count.eq(count - 1),
+                         shifted.eq(shifted >> 1), triple.eq(triple >> 1), quo.eq(next_quo),
+                         count.eq(count - 1),
                          first.eq(0), last.eq(count == 2)]
             with m.If(last):
-                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(next_quo)]
+                m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(done_quo)]
                 m.d.sync += busy.eq(0)
         with m.If(self.start):
             m.d.sync += [
@@ -135,9 +149,10 @@ class RecordDivider(wiring.Component):
                 first.eq(1),
                 last.eq(q == 1),
                 shifted.eq(self.divisor << (q - 1)),
+                triple.eq((self.divisor + (self.divisor << 1)) << (q - 1) >> 1),
                 rem_s.eq(self.dividend),
                 rem_c.eq(self.dividend_carry),
                 negative.eq(0),
             ]
-        m.d.comb += self.quotient.eq(quo)
+        m.d.comb += [self.quotient.eq(quo), self.last_step.eq(last)]
         return m
