@@ -114,7 +114,7 @@ class TVC(wiring.Component):
     Timing
     ------
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
-    written with their table; the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
+    (in the cycle after a record's write, registers through a multiplexer: below); the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
     length) are registered two cycles behind the tables, so that stage 3 of a decide compares
     against the tables of its accept cycle (each a row sum, its low half resolved in the first
     of those cycles, its high half in the second). Three register stages, none with a carry chain
@@ -127,19 +127,26 @@ class TVC(wiring.Component):
     ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
     per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
 
-    The record side has no word adder either. Accept cycle: the products of ``cycles``' 8-bit
-    pieces with ``freq_ratio`` (8 x 16 bits each, into registers; one set per source). Check
-    cycle (the next): per source, the saturation check ``to_pim(cycles) >= length << (steps -
-    8)`` as the sign of one sum (the pieces' full-adder tree with ``~(length << ...) + 1``, the
-    sign as a comparison), ``pend_first`` selecting only that bit; the divider starts whatever
-    the check finds (a saturating division is aborted in the next cycle, so the check drives
-    only the table and average write enables, through a registered one-hot table select), and
-    takes ``to_pim(cycles) * 256`` as two carry-save rows, never resolved: each step tries
-    ``R - divisor * 2**j`` on the whole remainder (two rows) with one full-adder level and the
-    sign as a comparison. The entries that stay are summed as carry-save rows every cycle; the
-    new average's high half is registered (with carry 0 and 1) in the cycle before the last
-    step, its low half added beside the last quotient bit, which selects last; the saturated
-    average's low half is registered every cycle ahead, per table.
+    The record side has no word adder either, and no late signal reaches a wide enable
+    (ECP5). Each table is a ring of entries with a one-hot write position (a write enables one
+    entry). Accept cycle: the products of ``cycles``' 8-bit pieces with ``freq_ratio`` (8 x 16
+    bits each, into registers; one set per source); the record's verdicts (rejected, squashed,
+    the saturation of a PDCT or PVCT record) formed per source, the late source choice selecting
+    after them; the record registers loaded in every cycle TVC is not busy. Check cycle (the
+    next): for an NVCT record, per source, the saturation check ``to_pim(cycles) >= length <<
+    (steps - 8)`` as the sign of one sum (the pieces' full-adder tree with ``~(length << ...) +
+    1``, the sign as a comparison); the entry at the write position takes the saturated ratio
+    whatever the check finds, and the divider starts whatever it finds (a saturating division
+    is aborted in the next cycle), so the check drives a few flip-flops only. The divider
+    (:class:`ahasd.hw.tvc_divider.RecordDivider`, non-restoring) takes ``to_pim(cycles) * 256``
+    as two carry-save rows, never resolved, writes its remainder rows in every step (one
+    full-adder level) and looks each sign ahead a step, so a quotient bit comes from registers
+    through one multiplexer; its quotient replaces the entry in the last step. The entries that
+    stay are summed as carry-save rows every cycle; the new average's candidates (last bit 0
+    and 1) are registered a step ahead, the saturated average every cycle, per table. The
+    average register and the write position take the new value in the cycle after the write,
+    from those registers, and in that cycle the average TVC shows and its decisions use is
+    that value through a multiplexer, so each reads exactly as if written with its table.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
@@ -189,13 +196,9 @@ class TVC(wiring.Component):
         stored = Signal(p.counter_bits)
         incremented = Signal(p.counter_bits, init=1)
         pending = Signal()
-        at_top = Signal()
-        m.d.comb += [
-            self.error_count.eq(Mux(pending, incremented, stored)),
-            at_top.eq(self.error_count == top),
-        ]
-        m.d.sync += pending.eq(event & ~at_top)
-        with m.If(pending):
+        m.d.comb += self.error_count.eq(Mux(pending, incremented, stored))
+        m.d.sync += pending.eq(event)
+        with m.If(pending):     # `incremented` stays at the top: the count saturates
             m.d.sync += [stored.eq(incremented),
                          incremented.eq(Mux(incremented == top, top, incremented + 1))]
 
@@ -213,18 +216,19 @@ class TVC(wiring.Component):
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
         slots = {name: Signal(p.depth, init=1, name=f"{name}_slot") for name in TABLES}
+        # Set in the cycle after a record's write to its table (see the table updates below):
+        # then the average register and the write position take the new value, which the
+        # rest of that cycle reads through a multiplexer.
+        fixes = {name: (Signal(name=f"fix_saturated_{name}"), Signal(name=f"fix_divided_{name}"))
+                 for name in TABLES}
+        # The write position as it reads in every cycle (moved on in the cycle after a write).
+        positions = {name: Mux(Cat(*fixes[name]).any(), slots[name].rotate_left(1), slots[name])
+                     for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
-        for name in TABLES:
-            m.d.comb += getattr(self.average, name).eq(averages[name])
 
         # The tables take the preset CSRs in the first cycle after reset.
         init = Signal(init=1)
         m.d.sync += init.eq(0)
-        # A copy of `init` per table for its entries and average (hundreds of enables): kept
-        # apart in synthesis, so that each table's copy sits beside it on an FPGA.
-        table_inits = [Signal(init=1, name=f"init_{name}", attrs={"keep": 1}) for name in TABLES]
-        m.d.sync += [copy.eq(0) for copy in table_inits]
-        table_load = Cat(*(self.preset.load[i] | copy for i, copy in enumerate(table_inits)))
 
         # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
         # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
@@ -389,7 +393,7 @@ class TVC(wiring.Component):
             kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
             sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
             sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
-            now = csa_tree(m, [Mux(slots[name][i], 0, entry)
+            now = csa_tree(m, [Mux(positions[name][i], 0, entry)
                                for i, entry in enumerate(tables[name])], width)
             sat = csa(*now, ones, width)
             m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
@@ -406,8 +410,11 @@ class TVC(wiring.Component):
         # div_sel is set); a saturated sum per table (a table takes only its own).
         kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
         m.d.sync += [row.eq(by_table([r[i] for r in rows])) for i, row in enumerate(kept)]
-        saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])
-                     for low, high in zip(sat_lows, sat_rows)]
+        # The saturated average per table, a register (two cycles behind the table: the
+        # record's accept cycle, when no write to its table can be under way, decides it).
+        saturated = [Signal(rb, name=f"saturated_{name}") for name in TABLES]
+        m.d.sync += [sat.eq(Cat(low[:lo], high[0] + high[1] + low[lo])[p.depth_log2:])
+                     for sat, low, high in zip(saturated, sat_lows, sat_rows)]
         # kept + quotient, as the new average's two candidates (last quotient bit 0 or 1),
         # registered in the step before the last: there quotient bit j >= 2 is quo[j - 2] and
         # bit 1 is the divider's `next_bit` (registers through one multiplexer), which selects
@@ -430,47 +437,60 @@ class TVC(wiring.Component):
                 row.append(Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])))
             totals.append(row)
         candidates = [Signal(rb, name=f"new_average{bit}") for bit in (0, 1)]
-        for bit0, candidate in enumerate(candidates):
-            m.d.sync += candidate.eq(
-                Mux(div.next_bit, totals[1][bit0], totals[0][bit0])[p.depth_log2:])
+        with m.If(~div.last_step):     # held through the last step, for the cycle after it
+            for bit0, candidate in enumerate(candidates):
+                m.d.sync += candidate.eq(
+                    Mux(div.next_bit, totals[1][bit0], totals[0][bit0])[p.depth_log2:])
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         # In the check cycle the entry at the write position takes the saturated ratio whatever
-        # the check finds (the enables are registers); a saturating record then moves the
-        # position on, and the divider's quotient, if it comes, replaces the entry (the sum of
-        # the entries that stay never includes it). The average's next value for each value of
-        # the last quotient bit, which selects last.
+        # the check finds (the enables are registers); after a saturating record the position
+        # moves on, and the divider's quotient, if it comes, replaces the entry (the sum of
+        # the entries that stay never includes it) and then the position moves on.
         # The quotient as the last step shows it, taken before the divider gates `done` with
         # its abort: the last bit is `next_bit` (the divider has at least two steps).
         assert steps >= 2
-        last_bit = div.next_bit
-        quotient = Cat(last_bit, div.quotient[:-1])
+        quotient = Cat(div.next_bit, div.quotient[:-1])
         # The last step of the divider's record, without the divider's abort (a preset of the
         # divider's table wins over the write anyway, and a saturating record's division, which
         # `pend_sat` aborts, is in its first step), so that no preset reaches these enables
         # through the divider.
         done = div.busy & div.last_step & ~pend_sat
+        # The average register is written in the cycle after its table (`fix_*`, registers),
+        # from registers that hold the new value (the saturated average, or the two candidates
+        # and the last quotient bit, now quo[0]); in that cycle the average TVC shows and uses
+        # (`effective`) is the new value through a multiplexer. So neither the saturation check
+        # nor the last quotient bit reaches an average's enables, and the averages read exactly
+        # as if written with their table.
+        new_average = Mux(div.quotient[0], candidates[1], candidates[0])
+        effective = {}
         for index, (name, entries) in enumerate(tables.items()):
             preset = getattr(self.preset, name)
             slot = slots[name]
             mine = div_sel[index]
             # A saturating write of this table: only NVCT's waits for a product check.
             over = over_nvct if index == Table.NVCT.value else plain_sat[index]
-            write = over | (done & mine)
-            with m.If(table_load[index]):
+            fix_sat, fix_div = fixes[name]
+            m.d.sync += [fix_sat.eq(over & ~load[index]),
+                         fix_div.eq(done & mine & ~load[index])]
+            with m.If(load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
             with m.Elif((pend | done) & mine):
                 for i, entry in enumerate(entries):
                     with m.If(slot[i]):
                         m.d.sync += entry.eq(Mux(pend, ones, quotient))
-            with m.If(~table_load[index] & write):
+            with m.If(fix_sat | fix_div):
                 m.d.sync += slot.eq(slot.rotate_left(1))
-            cands = [Mux(table_load[index], preset,
-                         Mux(pend, saturated[index][p.depth_log2:], candidate))
-                     for candidate in candidates]
-            with m.If(table_load[index] | write):
-                m.d.sync += averages[name].eq(Mux(last_bit, cands[1], cands[0]))
+            shown = Signal(rb, name=f"average_{name}")
+            m.d.comb += shown.eq(Mux(fix_sat, saturated[index],
+                                     Mux(fix_div, new_average, averages[name])))
+            with m.If(load[index]):
+                m.d.sync += averages[name].eq(preset)
+            with m.Elif(fix_sat | fix_div):
+                m.d.sync += averages[name].eq(shown)
+            effective[name] = shown
+            m.d.comb += getattr(self.average, name).eq(shown)
 
-        decisions(m, p, averages=averages, decide=self.decide, freq_ratio=self.freq_ratio,
+        decisions(m, p, averages=effective, decide=self.decide, freq_ratio=self.freq_ratio,
                   result=self.result)
         return m

@@ -12,9 +12,10 @@ cycle it starts the divider and aborts a saturating division in the next cycle.
 Non-restoring: each step adds or subtracts ``divisor * 2**j`` by the sign of the partial
 remainder, which the step before registered, so the remainder's rows are written in every step
 (one full-adder level, no select behind the sign: on ECP5 the sign no longer drives the enables
-of every remainder bit). The sign of the new remainder is the only thing a step resolves (a
-comparison, :func:`ahasd.hw.carry_save.sign_of_sum`), and its complement is the quotient bit: the
-bits are those of restoring division (see :class:`RecordDivider`).
+of every remainder bit). The signs are what a step resolves (comparisons,
+:func:`ahasd.hw.carry_save.sign_of_sum`), one step ahead, so that the quotient bits (the
+complemented signs, those of restoring division: see :class:`RecordDivider`) come from
+registers.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

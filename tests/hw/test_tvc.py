@@ -364,3 +364,43 @@ def test_second_record_port_has_priority_and_its_own_products():
             assert out["average__nvct"] == sum(entries) >> p.depth_log2, entries
         assert ratio(sat) == top and ratio(below) < top
     directed(test, second_record=True)
+
+
+def test_back_to_back_records_and_decides_see_each_write():
+    """Records offered without a gap, saturating and divided, of each table and of one table
+    several times in a row, with a decide offered in every cycle: in every cycle TVC is not busy
+    its averages are the golden model's (also in the first cycle after each write, when the
+    average registers take the new value), and every decide, including those accepted in that
+    first cycle, decides as the golden model does."""
+    top = (1 << 32) - 1
+    records = [("nvct", top, 1), ("nvct", 5_000, 3), ("nvct", top, 2), ("pvct", 77_777, 9),
+               ("pvct", top, 1), ("pdct", 300_000, 7), ("pdct", top, 1), ("pdct", top, 1),
+               ("nvct", 123_456, 5), ("pvct", 9_999, 1), ("pvct", 4_000, 3), ("nvct", top, 1)]
+    presets = {"nvct": 256 * 3, "pdct": 256 * 2, "pvct": 256 * 5}
+    golden = GoldenTVC(presets=presets)
+
+    async def test(c):
+        await c.step(**{f"preset__{t}": v for t, v in presets.items()},
+                     freq_ratio=golden.freq_ratio)
+        expected, got, pending_records = [], [], list(records)
+        cycle = 0
+        while pending_records or len(got) < len(expected):
+            kv_len, now, pending = 3 + cycle % 5, 7 * cycle, 1 + cycle % 9
+            args = dict(c.IDLE)
+            if pending_records:
+                args.update(c.record(*pending_records[0]), **c.decide(kv_len, now, pending))
+            out = await c.step(**args)
+            if not out["busy"]:
+                assert [out[f"average__{t}"] for t in ("nvct", "pdct", "pvct")] == [
+                    golden.average(t) for t in ("nvct", "pdct", "pvct")], cycle
+            if args["decide__valid"] and out["decide__ready"]:
+                expected.append(golden.decide(kv_len, now, pending))
+            if pending_records and out["record__ready"]:
+                golden.record(*pending_records.pop(0))
+            if out["result__valid"]:
+                got.append(unpack_result(out["result__payload"]))
+            cycle += 1
+            assert cycle < 2000
+        assert got == expected
+        assert len(set(expected)) >= 4      # the writes change the decisions
+    directed(test)
