@@ -114,10 +114,11 @@ class TVC(wiring.Component):
     Timing
     ------
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
-    (in the cycle after a record's write, registers through a multiplexer: below); the thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per
-    length) are registered two cycles behind the tables, so that stage 3 of a decide compares
-    against the tables of its accept cycle (each a row sum, its low half resolved in the first
-    of those cycles, its high half in the second). Three register stages, none with a carry chain
+    (in the cycle after a record's write, registers through a multiplexer: below); the
+    thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per length) are registered two
+    cycles behind the tables, so that stage 3 of a decide compares against the tables of its
+    accept cycle (each a row sum, its low half resolved in the first of those cycles, its high
+    half in the second). Three register stages, none with a carry chain
     wider than a comparison's: (1) the products ``A = avg(NVCT) * kv_len`` and
     ``B = now * freq_ratio`` as carry-save row pairs (a full-adder tree of the partial products
     each), and the thermometer ``pending >= L``; (2) ``C_left = floor(A / 256) -
