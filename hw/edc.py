@@ -54,19 +54,24 @@ class EDC(wiring.Component):
     Timing
     ------
     Input to decision is one cycle: the draft's PHT index is registered (it is the decision's
-    ``index``) and the lookup reads the PHT asynchronously at that register in the next cycle,
-    after the same-cycle PHT update of a verify was written at the clock edge. So a verify and a
-    draft in the same cycle behave as "verify, then draft" (the order of the golden model's
-    :meth:`~ahasd.sim.blocks.edc.EDC.step`), as with a transparent synchronous port, but without
-    the forwarding multiplexer such a port needs on an FPGA's LUT RAM. The verify's
-    read-modify-write uses a second asynchronous read port of the PHT, so back-to-back verifies
-    to the same entry need no forwarding either.
+    ``index``). The PHT is kept in rows of the entries that differ only in the newer half's
+    average (``avg_low``); a draft's row (its LLR and the older half's average) depends on
+    registers alone, so the row's ``counter >= threshold`` bits are read in the draft's cycle
+    (from one of two copies: without a verify, and after the verify of the same cycle) and
+    registered, and the next cycle selects the column. When the verify of the draft's cycle
+    trains an entry of that row, the row it writes is taken instead of the one read, so a verify
+    and a draft in the same cycle behave as "verify, then draft" (the order of the golden
+    model's :meth:`~ahasd.sim.blocks.edc.EDC.step`). The verify's read-modify-write reads its
+    row asynchronously at the head entry's index (a register), so back-to-back verifies to the
+    same entry need no forwarding.
 
     ``verify.valid`` and ``draft.valid`` arrive late (behind the queues' handshakes in the
-    controller): the next state (history, LLR, head, count, head entry, decision index) is
-    computed for all four combinations of them and they only select between the results; the
-    pending FIFO's write address and data are the drafting case's (written only when a draft
-    is accepted), so only the write enable depends on ``draft.valid``.
+    controller): the next state (history, the sums of its averaged windows, LLR, head, count,
+    head entry, decision index, the decision's row) is computed from registers for every verify
+    outcome (none, accept, reject) and draft value, and the handshakes (with ``verify.payload``)
+    only select between the results; the pending FIFO's write address and data are the drafting
+    case's (written only when a draft is accepted), so only the write enable depends on
+    ``draft.valid``. The pending FIFO is kept in two copies, read at ``head`` and ``head + 1``.
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
