@@ -267,11 +267,17 @@ class EDC(wiring.Component):
         cases = {(o, d): phases(o, Const(d, 1), f"{o or 'idle'}_{'draft' if d else 'none'}")
                  for o in outcomes for d in (0, 1)}
 
+        # `verify.valid` selects last: whether a verify applies (`count != 0`) and its outcome
+        # (the payload, a register in the controller) select before it.
+        count_nz = Signal()
+        m.d.comb += count_nz.eq(count != 0)
+
         def select(key, d=None):
             def by_verify(d):
-                return Mux(verify, Mux(verify_full, cases["accept", d][key],
-                                       cases["reject", d][key]),
-                           cases[None, d][key])
+                verified = Mux(count_nz, Mux(verify_full, cases["accept", d][key],
+                                             cases["reject", d][key]),
+                               cases[None, d][key])
+                return Mux(self.verify.valid, verified, cases[None, d][key])
             return by_verify(d) if d is not None else Mux(draft, by_verify(1), by_verify(0))
 
         nxt = {k: select(k) for k in cases[None, 0]}
@@ -312,7 +318,8 @@ class EDC(wiring.Component):
         ]
         written = Mux(row_of(head_index) == verify_row, new_cont, cont_verify.data)
         cont_row = Signal(cols, reset_less=True)   # read only behind decision.valid
-        m.d.sync += cont_row.eq(Mux(verify, written, cont_idle.data))
+        m.d.sync += cont_row.eq(Mux(self.verify.valid, Mux(count_nz, written, cont_idle.data),
+                                    cont_idle.data))
         cont = cont_row.word_select(col_of(self.decision.payload.index), 1)
         m.d.comb += [
             self.decision.payload["continue"].eq(self.decision.valid & cont),
