@@ -57,7 +57,8 @@ class EDC(wiring.Component):
     ``index``). The PHT is kept in rows of the entries that differ only in the newer half's
     average (``avg_low``); a draft's row (its LLR and the older half's average) depends on
     registers alone, so the row's ``counter >= threshold`` bits are read in the draft's cycle
-    (from one of two copies: without a verify, and after the verify of the same cycle) and
+    (from one of three copies: without a verify, after an accepting and after a rejecting
+    verify of the same cycle) and
     registered, and the next cycle selects the column. When the verify of the draft's cycle
     trains an entry of that row, the row it writes is taken instead of the one read, so a verify
     and a draft in the same cycle behave as "verify, then draft" (the order of the golden
@@ -144,16 +145,17 @@ class EDC(wiring.Component):
             init=[sum(p.counter_reset << (i * cb) for i in range(cols))] * rows)
         pht_wr = pht.write_port()
         pht_train = pht.read_port(domain="comb")
-        # Each entry's `counter >= continue_threshold` (the decision), in two copies written
-        # alike: one read at the row of a draft without a verify, one at the row of a draft
-        # after the verify of its cycle (one memory with both reads would be merged by
+        # Each entry's `counter >= continue_threshold` (the decision), in three copies written
+        # alike, read at the row of a draft without a verify, after an accepting and after a
+        # rejecting verify of its cycle (one memory with several reads would be merged by
         # synthesis into one read at a multiplexed address, behind the late `verify.valid`).
         cont_init = (1 << cols) - 1 if p.counter_reset >= p.continue_threshold else 0
         cont_tables = [Memory(shape=cols, depth=rows, init=[cont_init] * rows)
-                       for _ in range(2)]
-        m.submodules.cont_idle, m.submodules.cont_verify = cont_tables
+                       for _ in range(3)]
+        m.submodules.cont_idle, m.submodules.cont_accept, m.submodules.cont_reject = cont_tables
         cont_writes = [table.write_port() for table in cont_tables]
-        cont_idle, cont_verify = (table.read_port(domain="comb") for table in cont_tables)
+        cont_idle, cont_accept, cont_reject = (table.read_port(domain="comb")
+                                               for table in cont_tables)
 
         # FIFO of (index, bucket) of the batches waiting for verification, in two copies written
         # alike, read at `head` and at `head + 1` (both registers): a verify or a drop (never
@@ -305,21 +307,21 @@ class EDC(wiring.Component):
             *(total.eq(nxt[f"{t}_{w}_sum"]) for (t, w), total in sums.items()),
         ]
 
-        # The decision's row of `cont` bits, read in the draft's cycle for both verify cases
+        # The decision's row of `cont` bits, read in the draft's cycle for each verify outcome
         # (registers' addresses) and registered; the next cycle selects its column. The verify
         # of the draft's cycle writes its row at the clock edge, after the read: when that is
         # the draft's row, the row written (`new_cont`) is taken instead, so the decision sees
         # the verify of its cycle ("verify, then draft", as the golden model).
-        verify_row = Mux(verify_full, row_of(cases["accept", 1]["index"]),
-                         row_of(cases["reject", 1]["index"]))
-        m.d.comb += [
-            cont_idle.addr.eq(row_of(cases[None, 1]["index"])),
-            cont_verify.addr.eq(verify_row),
-        ]
-        written = Mux(row_of(head_index) == verify_row, new_cont, cont_verify.data)
+        m.d.comb += cont_idle.addr.eq(row_of(cases[None, 1]["index"]))
+        written = {}
+        for outcome, port in (("accept", cont_accept), ("reject", cont_reject)):
+            row = row_of(cases[outcome, 1]["index"])
+            m.d.comb += port.addr.eq(row)
+            written[outcome] = Mux(row_of(head_index) == row, new_cont, port.data)
         cont_row = Signal(cols, reset_less=True)   # read only behind decision.valid
-        m.d.sync += cont_row.eq(Mux(self.verify.valid, Mux(count_nz, written, cont_idle.data),
-                                    cont_idle.data))
+        verified = Mux(count_nz, Mux(verify_full, written["accept"], written["reject"]),
+                       cont_idle.data)
+        m.d.sync += cont_row.eq(Mux(self.verify.valid, verified, cont_idle.data))
         cont = cont_row.word_select(col_of(self.decision.payload.index), 1)
         m.d.comb += [
             self.decision.payload["continue"].eq(self.decision.valid & cont),
