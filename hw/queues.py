@@ -91,10 +91,10 @@ class DescriptorQueue(wiring.Component):
                              r_domain=self.r_domain, fast_read=False)
         m.submodules.fifo = fifo
         for threshold, reached in self._level_checks:
-            if self.w_domain == self.r_domain:
-                m.d.comb += reached.eq(self.r_level >= threshold)
-            else:
+            if isinstance(fifo, AsyncFIFO):
                 m.d.comb += reached.eq(fifo.r_level_at_least(threshold))
+            else:
+                m.d.comb += reached.eq(self.r_level >= threshold)
         m.d.comb += [
             fifo.w_data.eq(self.i_stream.payload),
             fifo.w_en.eq(self.i_stream.valid),
