@@ -34,9 +34,14 @@ how the next state is computed, neither of which changes a value any port shows 
   selects, as for ``r_data`` itself (the draft queue's epoch check, without a comparator
   behind the read data register). The comparison is inside the FIFO, at the read side of its
   storage, where the FIFO's protocol keeps the entries stable.
+* **Level comparisons without a comparator behind** ``r_level`` (:meth:`AsyncFIFO.r_level_at_least`):
+  ``r_level >= threshold`` in every cycle, from the decoded remote pointer compared with the
+  local pointer and with the local pointer plus the threshold (a sum of registers), side by
+  side: two short comparisons after the Gray decode instead of a subtraction and then a
+  comparison (the controller's queue threshold interrupts).
 """
 
-from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal
+from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
 from amaranth.hdl import Assume
 from amaranth.lib import fifo
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
@@ -115,6 +120,21 @@ class AsyncFIFO(fifo.AsyncFIFO):
         self.r_keys = [Signal(key_bits, name=f"r_key{i}") for i in range(match_keys)]
         #: Bit i: ``r_data[-key_bits:]`` equals ``r_keys[i]`` of the previous cycle.
         self.r_key_match = Signal(match_keys)
+        self._level_checks = []
+
+    def r_level_at_least(self, threshold):
+        """A signal of the read domain equal to ``r_level >= threshold`` in every cycle
+        (``threshold`` a value of the read domain, any width); call before elaboration.
+
+        ``r_level`` is ``(produce - consume) mod 2**bits`` (``bits`` the pointers' width), so
+        with ``K + k * 2**bits = consume + threshold`` (registers' sum, ``k`` its carry) it is
+        at least the threshold exactly when ``produce >= K`` and not ``k`` if
+        ``produce >= consume``, and when ``produce >= K`` or not ``k`` otherwise: the decoded
+        ``produce`` meets two comparisons side by side and one gate, no subtraction first.
+        """
+        reached = Signal(name=f"r_level_at_least_{len(self._level_checks)}")
+        self._level_checks.append((Value.cast(threshold), reached))
+        return reached
 
     def elaborate(self, platform):
         m = Module()
@@ -187,6 +207,17 @@ class AsyncFIFO(fifo.AsyncFIFO):
         m.d.comb += r_empty.eq(r_equal | r_rst)
         m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
         m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
+        for threshold, reached in self._level_checks:
+            # r_level >= threshold (r_level_at_least): a threshold of 2**bits or more is never
+            # reached; below, K and its carry k come from registers alone.
+            low = threshold[:bits]
+            biased = Signal(bits + 1, name=f"{reached.name}_bias")   # Cat(K, k)
+            m.d.comb += biased.eq(consume_r_bin + low)
+            ahead = produce_r_bin >= biased[:bits]                     # produce >= K
+            carry = biased[bits]
+            fits = (threshold[bits:] == 0) if len(threshold) > bits else Const(1, 1)
+            m.d.comb += reached.eq(fits & Mux(produce_r_bin >= consume_r_bin,
+                                              ahead & ~carry, ahead | ~carry))
 
         # Two copies of the storage, written alike, one read at the pointer and one at the
         # pointer + 1: one memory with both reads would be merged back into one read at a

@@ -47,17 +47,32 @@ def queue_counters(m, ctl, regs, s, npu="npu"):
             getattr(regs, name).count.eq(counter.count),
         ]
     fills = {"draft_q": dq.w_level, "feedback_q": fq.r_level, "preverify_q": pq.w_level}
+    thresholds = {name: getattr(regs, f"{name}_threshold").threshold for name in fills}
+    # The feedback queue's level is a subtraction behind a Gray decode: the FIFO compares its
+    # pointers with the threshold itself (no comparator behind the subtraction). The other
+    # levels are registers or come from one domain.
+    reached = {"feedback_q": q.r_level_at_least("feedback", thresholds["feedback_q"])}
     s.raw = {}
     for (name, fill), depth in zip(fills.items(), ctl.depths):
         status = getattr(regs, f"{name}_status")
-        threshold = getattr(regs, f"{name}_threshold").threshold
+        threshold = thresholds[name]
         m.d.comb += [
             status.fill.eq(fill),
             status.empty.eq(fill == 0),
             status.full.eq(fill >= depth),
         ]
         s.raw[name] = Signal(name=f"{name}_over")
-        m.d.comb += s.raw[name].eq((threshold != 0) & (fill >= threshold))
+        at_least = reached[name] if name in reached else _at_least(fill, threshold)
+        m.d.comb += s.raw[name].eq((threshold != 0) & at_least)
+
+
+def _at_least(fill, threshold):
+    """``fill >= threshold``: the threshold's bits above the fill's width are compared with 0
+    apart (from registers), so the comparison behind the fill is only as wide as the fill."""
+    bits = len(fill)
+    if len(threshold) <= bits:
+        return fill >= threshold
+    return (threshold[bits:] == 0) & (fill >= threshold[:bits])
 
 
 def interrupts(m, ctl, regs, s):

@@ -72,9 +72,12 @@ class EventCounter(wiring.Component):
             stored = Signal(w)
             incremented = Signal(w, init=1)
             pending = Signal()
+            # A copy of `pending` for the count's multiplexer (the reader's side, a CSR read
+            # multiplexer), kept apart from the one that drives the registers' enables.
+            shown = Signal(attrs={"keep": 1})
             d = m.d[self.domain]
-            d += pending.eq(self.event)
-            m.d.comb += self.count.eq(Mux(pending, incremented, stored))
+            d += [pending.eq(self.event), shown.eq(self.event)]
+            m.d.comb += self.count.eq(Mux(shown, incremented, stored))
             with m.If(self.clear):
                 d += [stored.eq(0), incremented.eq(1)]
             with m.Elif(pending):

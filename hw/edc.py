@@ -54,19 +54,25 @@ class EDC(wiring.Component):
     Timing
     ------
     Input to decision is one cycle: the draft's PHT index is registered (it is the decision's
-    ``index``) and the lookup reads the PHT asynchronously at that register in the next cycle,
-    after the same-cycle PHT update of a verify was written at the clock edge. So a verify and a
-    draft in the same cycle behave as "verify, then draft" (the order of the golden model's
-    :meth:`~ahasd.sim.blocks.edc.EDC.step`), as with a transparent synchronous port, but without
-    the forwarding multiplexer such a port needs on an FPGA's LUT RAM. The verify's
-    read-modify-write uses a second asynchronous read port of the PHT, so back-to-back verifies
-    to the same entry need no forwarding either.
+    ``index``). The PHT is kept in rows of the entries that differ only in the newer half's
+    average (``avg_low``); a draft's row (its LLR and the older half's average) depends on
+    registers alone, so the row's ``counter >= threshold`` bits are read in the draft's cycle
+    (from one of three copies: without a verify, after an accepting and after a rejecting
+    verify of the same cycle) and
+    registered, and the next cycle selects the column. When the verify of the draft's cycle
+    trains an entry of that row, the row it writes is taken instead of the one read, so a verify
+    and a draft in the same cycle behave as "verify, then draft" (the order of the golden
+    model's :meth:`~ahasd.sim.blocks.edc.EDC.step`). The verify's read-modify-write reads its
+    row asynchronously at the head entry's index (a register), so back-to-back verifies to the
+    same entry need no forwarding.
 
     ``verify.valid`` and ``draft.valid`` arrive late (behind the queues' handshakes in the
-    controller): the next state (history, LLR, head, count, head entry, decision index) is
-    computed for all four combinations of them and they only select between the results; the
-    pending FIFO's write address and data are the drafting case's (written only when a draft
-    is accepted), so only the write enable depends on ``draft.valid``.
+    controller): the next state (history, the sums of its averaged windows, LLR, head, count,
+    head entry, decision index, the decision's row) is computed from registers for every verify
+    outcome (none, accept, reject) and draft value, and the handshakes (with ``verify.payload``)
+    only select between the results; the pending FIFO's write address and data are the drafting
+    case's (written only when a draft is accepted), so only the write enable depends on
+    ``draft.valid``. The pending FIFO is kept in two copies, read at ``head`` and ``head + 1``.
     """
 
     def __init__(self, *, history_depth=8, bucket_bits=3, llr_bits=3, counter_bits=2,
@@ -103,6 +109,12 @@ class EDC(wiring.Component):
         avg_high = (sum(history[half:]) >> p.half_shift)[:p.bucket_bits]
         return Cat(llr, avg_low, avg_high)
 
+    def _windows(self, history):
+        """The two windows of ``history`` a draft's index averages besides its own bucket:
+        ``low`` joins the new bucket in the newer half, ``high`` is the older half."""
+        half = self.params.history_depth // 2
+        return {"low": history[:half - 1], "high": history[half - 1:-1]}
+
     def elaborate(self, platform):
         p = self.params
         m = Module()
@@ -113,24 +125,48 @@ class EDC(wiring.Component):
         head = Signal(p.fifo_depth_log2)
         count = Signal(p.fifo_depth_log2 + 1)
 
-        # PHT: one table of saturating counters.
-        m.submodules.pht = pht = Memory(shape=p.counter_bits, depth=p.pht_entries,
-                                        init=[p.counter_reset] * p.pht_entries)
+        # The PHT in rows: an index is Cat(llr, avg_low, avg_high); a row holds the entries of
+        # one (llr, avg_high), one per avg_low (the column). A draft's row needs only registers
+        # (avg_high averages the older half of the history, which the new bucket does not
+        # reach), so it is read in the draft's cycle and only the column is left for the next.
+        cols = 1 << p.bucket_bits
+        cb = p.counter_bits
+
+        def row_of(index):
+            return Cat(index[:p.llr_bits], index[p.llr_bits + p.bucket_bits:])
+
+        def col_of(index):
+            return index[p.llr_bits:p.llr_bits + p.bucket_bits]
+
+        rows = 1 << (p.llr_bits + p.bucket_bits)
+        # The counters, read and written a row at a time by the verify's read-modify-write.
+        m.submodules.pht = pht = Memory(
+            shape=cols * cb, depth=rows,
+            init=[sum(p.counter_reset << (i * cb) for i in range(cols))] * rows)
         pht_wr = pht.write_port()
         pht_train = pht.read_port(domain="comb")
-        # The lookup reads asynchronously at the registered index (the decision's own): the
-        # verify of the draft's cycle was written at the clock edge, so the read sees it, as a
-        # transparent synchronous port would, without a forwarding multiplexer behind it.
-        pht_lookup = pht.read_port(domain="comb")
+        # Each entry's `counter >= continue_threshold` (the decision), in three copies written
+        # alike, read at the row of a draft without a verify, after an accepting and after a
+        # rejecting verify of its cycle (one memory with several reads would be merged by
+        # synthesis into one read at a multiplexed address, behind the late `verify.valid`).
+        cont_init = (1 << cols) - 1 if p.counter_reset >= p.continue_threshold else 0
+        cont_tables = [Memory(shape=cols, depth=rows, init=[cont_init] * rows)
+                       for _ in range(3)]
+        m.submodules.cont_idle, m.submodules.cont_accept, m.submodules.cont_reject = cont_tables
+        cont_writes = [table.write_port() for table in cont_tables]
+        cont_idle, cont_accept, cont_reject = (table.read_port(domain="comb")
+                                               for table in cont_tables)
 
-        # FIFO of (index, bucket) of the batches waiting for verification.
-        m.submodules.fifo = fifo = Memory(shape=p.index_bits + p.bucket_bits,
-                                          depth=p.fifo_depth, init=[])
-        fifo_wr = fifo.write_port()
-        # The entries at `head` and `head + 1`, read from registers' addresses: a verify or a
-        # drop (never both: a verify leaves room) moves the head by one and only selects.
-        fifo_at_head = fifo.read_port(domain="comb")
-        fifo_after_head = fifo.read_port(domain="comb")
+        # FIFO of (index, bucket) of the batches waiting for verification, in two copies written
+        # alike, read at `head` and at `head + 1` (both registers): a verify or a drop (never
+        # both: a verify leaves room) moves the head by one and only selects. One memory with
+        # both reads would be merged by synthesis into one read at a multiplexed address, with
+        # the late `draft.valid` in front of it.
+        fifos = [Memory(shape=p.index_bits + p.bucket_bits, depth=p.fifo_depth, init=[])
+                 for _ in range(2)]
+        m.submodules.fifo, m.submodules.fifo_next = fifos
+        fifo_writes = [fifo.write_port() for fifo in fifos]
+        fifo_at_head, fifo_after_head = (fifo.read_port(domain="comb") for fifo in fifos)
         # The oldest entry, kept in a register (the FIFO entry at `head` whenever count != 0), so
         # that a verify's read-modify-write of the PHT does not start behind a FIFO read.
         head_entry = Signal(p.index_bits + p.bucket_bits)
@@ -143,73 +179,119 @@ class EDC(wiring.Component):
         m.d.comb += [
             verify.eq(self.verify.valid & (count != 0)),
             Cat(head_index, head_bucket).eq(head_entry),
-            pht_train.addr.eq(head_index),
-            pht_wr.addr.eq(head_index),
+            pht_train.addr.eq(row_of(head_index)),
+            pht_wr.addr.eq(row_of(head_index)),
             pht_wr.en.eq(verify),
         ]
-        counter = pht_train.data
-        with m.If(verify_full):
-            m.d.comb += pht_wr.data.eq(Mux(counter == p.counter_max, counter, counter + 1))
-        with m.Else():
-            m.d.comb += pht_wr.data.eq(Mux(counter == 0, counter, counter - 1))
+        # Every column's counter is trained and the head's column selects (no multiplexer
+        # between the read and the arithmetic); likewise the new `cont` bits.
+        counters = [pht_train.data[i * cb:(i + 1) * cb] for i in range(cols)]
+        trained = [Mux(verify_full, Mux(c == p.counter_max, c, c + 1),
+                       Mux(c == 0, c, c - 1))[:cb] for c in counters]
+        at_head = [col_of(head_index) == i for i in range(cols)]
+        new_cont = Signal(cols)
+        m.d.comb += [
+            pht_wr.data.eq(Cat(*(Mux(h, t, c) for h, t, c in zip(at_head, trained, counters)))),
+            new_cont.eq(Cat(*(Mux(h, t, c) >= p.continue_threshold
+                              for h, t, c in zip(at_head, trained, counters)))),
+        ]
+        for port in cont_writes:
+            m.d.comb += [port.addr.eq(row_of(head_index)), port.data.eq(new_cont),
+                         port.en.eq(verify)]
 
         bucket = Signal(p.bucket_bits)
         m.d.comb += bucket.eq(sum(self.draft.payload >= t for t in p.thresholds))
 
-        def phases(verify, draft, suffix):
-            """The cycle's next state for a given ``verify`` and ``draft``: the verify phase,
-            then the draft phase on the state after it."""
-            accept = verify & verify_full
-            reject = verify & ~verify_full
-            leht1 = [Mux(reject, c, s) for s, c in zip(leht, lceht)]
-            lceht1 = [Mux(accept, n, c) for c, n in zip(lceht, self._shift_in(lceht, head_bucket))]
-            llr1 = Mux(accept, Mux(llr == 0, 0, llr - 1), Mux(reject, 0, llr))[:p.llr_bits]
-            head1 = Mux(verify, head + 1, head)[:p.fifo_depth_log2]
-            count1 = Mux(accept, count - 1, Mux(reject, 0, count))[:p.fifo_depth_log2 + 1]
+        # The sums of each history's windows, registers (from the next histories), so that a
+        # draft's index (and its PHT row) starts from registers instead of adders.
+        sums = {}
+        for table, history in (("leht", leht), ("lceht", lceht)):
+            for window, values in self._windows(history).items():
+                total = Signal(range(len(values) * ((1 << p.bucket_bits) - 1) + 1),
+                               name=f"{table}_{window}_sum")
+                sums[table, window] = total
+        #: (register, combinational formula) pairs that must agree in every cycle (tests).
+        self.shadowed = [(sums[t, w], sum(v)) for t, h in (("leht", leht), ("lceht", lceht))
+                         for w, v in self._windows(h).items()]
+
+        def phases(outcome, draft, suffix):
+            """The cycle's next state for a verify ``outcome`` (``None``, ``"accept"`` or
+            ``"reject"``: constants, so the state comes from registers alone) and ``draft``:
+            the verify phase, then the draft phase on the state after it."""
+            accept, reject = outcome == "accept", outcome == "reject"
+            leht1 = lceht if reject else leht
+            sums1 = {w: sums["lceht" if reject else "leht", w] for w in ("low", "high")}
+            lceht1 = self._shift_in(lceht, head_bucket) if accept else lceht
+            llr1 = (Mux(llr == 0, 0, llr - 1)[:p.llr_bits] if accept else
+                    Const(0, p.llr_bits) if reject else llr)
+            head1 = (head + 1)[:p.fifo_depth_log2] if outcome else head
+            count1 = ((count - 1)[:p.fifo_depth_log2 + 1] if accept else
+                      Const(0, p.fifo_depth_log2 + 1) if reject else count)
             leht2 = [Mux(draft, n, s) for s, n in zip(leht1, self._shift_in(leht1, bucket))]
             llr2 = Mux(draft, Mux(llr1 == p.llr_max, llr1, llr1 + 1), llr1)[:p.llr_bits]
             index = Signal(p.index_bits, name=f"index_{suffix}")
-            m.d.comb += index.eq(self._index(leht2, llr2))
+            if draft.value:
+                # The new bucket joins the newer half; the windows' sums are registers.
+                m.d.comb += index.eq(Cat(
+                    llr2, ((bucket + sums1["low"]) >> p.half_shift)[:p.bucket_bits],
+                    (sums1["high"] >> p.half_shift)[:p.bucket_bits]))
+            else:
+                m.d.comb += index.eq(self._index(leht2, llr2))
             full_fifo = count1 == p.fifo_depth
             drop = draft & full_fifo
             # The new head is the entry written now when the FIFO is empty after the verify,
             # else an entry already stored (a drop overwrites the old head, not the new one:
             # depth >= 2); a verify or a drop (never both: a verify leaves room) moves it by one.
             written_at_head = draft & (count1 == 0)
+            moved = drop if outcome is None else Const(1, 1)
+            window_sums = {(t, w): sum(v) for t, h in (("leht", leht2), ("lceht", lceht1))
+                           for w, v in self._windows(h).items()}
             return {
                 "leht": Cat(*leht2), "lceht": Cat(*lceht1), "llr": llr2,
+                **{f"{t}_{w}_sum": total for (t, w), total in window_sums.items()},
                 "head": Mux(drop, head1 + 1, head1)[:p.fifo_depth_log2],
                 "count": Mux(draft & ~full_fifo, count1 + 1, count1)[:p.fifo_depth_log2 + 1],
                 "index": index,
                 "fifo_addr": (head1 + count1)[:p.fifo_depth_log2],
                 "head_entry": Mux(written_at_head, Cat(index, bucket),
-                                  Mux(verify | drop, fifo_after_head.data, fifo_at_head.data)),
-                "reject": reject, "drop": drop,
+                                  Mux(moved, fifo_after_head.data, fifo_at_head.data)),
+                "drop": drop,
             }
 
         # `verify.valid` and `draft.valid` come late (behind the feedback queue's and the draft
-        # queue's handshakes in the controller): the state after the cycle is computed for all
-        # four of their values, and they only select. The FIFO's write address does not depend
-        # on the draft, nor its data (the drafting case's; in a cycle without a draft nothing
-        # is written): only its enable does.
+        # queue's handshakes in the controller): the state after the cycle is computed for
+        # every verify outcome (none, accept, reject) and draft value from registers alone, and
+        # the handshakes (and the verify's payload, and `count != 0`) only select. The FIFO's
+        # write address does not depend on the draft, nor its data (the drafting case's; in a
+        # cycle without a draft nothing is written): only its enable does.
         draft = self.draft.valid
-        cases = {(v, d): phases(Const(0, 1) if v == 0 else count != 0, Const(d, 1),
-                                f"{'verify' if v else 'idle'}_{'draft' if d else 'none'}")
-                 for v in (0, 1) for d in (0, 1)}
+        outcomes = (None, "accept", "reject")
+        cases = {(o, d): phases(o, Const(d, 1), f"{o or 'idle'}_{'draft' if d else 'none'}")
+                 for o in outcomes for d in (0, 1)}
+
+        # `verify.valid` selects last: whether a verify applies (`count != 0`) and its outcome
+        # (the payload, a register in the controller) select before it.
+        count_nz = Signal()
+        m.d.comb += count_nz.eq(count != 0)
 
         def select(key, d=None):
             def by_verify(d):
-                return Mux(self.verify.valid, cases[1, d][key], cases[0, d][key])
+                verified = Mux(count_nz, Mux(verify_full, cases["accept", d][key],
+                                             cases["reject", d][key]),
+                               cases[None, d][key])
+                return Mux(self.verify.valid, verified, cases[None, d][key])
             return by_verify(d) if d is not None else Mux(draft, by_verify(1), by_verify(0))
 
-        nxt = {k: select(k) for k in cases[0, 0]}
-        index = nxt["index"]
-        drop, reject = nxt["drop"], nxt["reject"]
+        nxt = {k: select(k) for k in cases[None, 0]}
+        drop = nxt["drop"]
+        reject = verify & ~verify_full
+        for port in fifo_writes:
+            m.d.comb += [
+                port.addr.eq(select("fifo_addr", 1)),
+                port.data.eq(Cat(select("index", 1), bucket)),
+                port.en.eq(draft),
+            ]
         m.d.comb += [
-            pht_lookup.addr.eq(self.decision.payload.index),
-            fifo_wr.addr.eq(select("fifo_addr", 1)),
-            fifo_wr.data.eq(Cat(select("index", 1), bucket)),
-            fifo_wr.en.eq(draft),
             fifo_at_head.addr.eq(head),
             fifo_after_head.addr.eq(head + 1),
         ]
@@ -221,11 +303,26 @@ class EDC(wiring.Component):
             count.eq(nxt["count"]),
             head_entry.eq(nxt["head_entry"]),
             self.decision.valid.eq(draft),
-            self.decision.payload.index.eq(index),
+            self.decision.payload.index.eq(nxt["index"]),
+            *(total.eq(nxt[f"{t}_{w}_sum"]) for (t, w), total in sums.items()),
         ]
 
-        # The lookup's data appears one cycle after its address, with the decision.
-        cont = pht_lookup.data >= p.continue_threshold
+        # The decision's row of `cont` bits, read in the draft's cycle for each verify outcome
+        # (registers' addresses) and registered; the next cycle selects its column. The verify
+        # of the draft's cycle writes its row at the clock edge, after the read: when that is
+        # the draft's row, the row written (`new_cont`) is taken instead, so the decision sees
+        # the verify of its cycle ("verify, then draft", as the golden model).
+        m.d.comb += cont_idle.addr.eq(row_of(cases[None, 1]["index"]))
+        written = {}
+        for outcome, port in (("accept", cont_accept), ("reject", cont_reject)):
+            row = row_of(cases[outcome, 1]["index"])
+            m.d.comb += port.addr.eq(row)
+            written[outcome] = Mux(row_of(head_index) == row, new_cont, port.data)
+        cont_row = Signal(cols, reset_less=True)   # read only behind decision.valid
+        verified = Mux(count_nz, Mux(verify_full, written["accept"], written["reject"]),
+                       cont_idle.data)
+        m.d.sync += cont_row.eq(Mux(self.verify.valid, verified, cont_idle.data))
+        cont = cont_row.word_select(col_of(self.decision.payload.index), 1)
         m.d.comb += [
             self.decision.payload["continue"].eq(self.decision.valid & cont),
             self.llr.eq(llr),

@@ -14,7 +14,7 @@ exactly the entries described in :mod:`ahasd.hw.draft_queue`. The golden model i
 :mod:`ahasd.sim.blocks.queues`.
 """
 
-from amaranth import Module
+from amaranth import Module, Signal
 from amaranth.hdl import DomainRenamer
 from amaranth.lib import stream, wiring
 from amaranth.lib.fifo import SyncFIFOBuffered
@@ -63,12 +63,22 @@ class DescriptorQueue(wiring.Component):
         self.w_domain = w_domain
         self.r_domain = r_domain
         level_bits = ceil_log2(depth + 1)
+        self._level_checks = []
         super().__init__({
             "i_stream": In(stream.Signature(layout)),
             "o_stream": Out(stream.Signature(layout)),
             "w_level": Out(level_bits),
             "r_level": Out(level_bits),
         })
+
+    def r_level_at_least(self, threshold):
+        """A signal of the read domain equal to ``r_level >= threshold`` in every cycle
+        (``threshold`` a value of the read domain); call before elaboration. Across domains
+        :meth:`ahasd.hw.cdc_fifo.AsyncFIFO.r_level_at_least` (no comparator behind the level's
+        subtraction)."""
+        reached = Signal(name=f"r_level_at_least_{len(self._level_checks)}")
+        self._level_checks.append((threshold, reached))
+        return reached
 
     def elaborate(self, platform):
         m = Module()
@@ -80,6 +90,11 @@ class DescriptorQueue(wiring.Component):
             fifo = AsyncFIFO(width=width, depth=self.depth, w_domain=self.w_domain,
                              r_domain=self.r_domain, fast_read=False)
         m.submodules.fifo = fifo
+        for threshold, reached in self._level_checks:
+            if isinstance(fifo, AsyncFIFO):
+                m.d.comb += reached.eq(fifo.r_level_at_least(threshold))
+            else:
+                m.d.comb += reached.eq(self.r_level >= threshold)
         m.d.comb += [
             fifo.w_data.eq(self.i_stream.payload),
             fifo.w_en.eq(self.i_stream.valid),
@@ -140,6 +155,13 @@ class Queues(wiring.Component):
             "feedback": Out(self._feedback.signature),
             "preverify": Out(self._preverify.signature),
         })
+
+    def r_level_at_least(self, queue, threshold):
+        """``r_level >= threshold`` of the ``"feedback"`` or ``"preverify"`` queue in its read
+        domain, every cycle (:meth:`DescriptorQueue.r_level_at_least`); call before
+        elaboration."""
+        queues = {"feedback": self._feedback, "preverify": self._preverify}
+        return queues[queue].r_level_at_least(threshold)
 
     def elaborate(self, platform):
         m = Module()

@@ -160,3 +160,41 @@ def test_full_flag_right_after_a_reset_of_a_full_fifo():
 
     simulate(dut, writer, reader, clocks={"w": 5 * NS, "r": 7 * NS})
     assert seen[0] == 0, "the scenario should show the reference's full flag after the reset"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_level_at_least_equals_the_comparison_every_cycle(seed):
+    """``r_level_at_least(threshold)`` (two comparisons of the pointers, no subtraction first)
+    is ``r_level >= threshold`` at every read edge, for random thresholds (0, up to beyond
+    ``2**bits``, 16 bits wide), random traffic and write-domain resets (after which the level
+    may read above the depth for a few cycles)."""
+    rng = random.Random(f"level {seed}")
+    depth = rng.choice([2, 4, 8])
+    dut = _Pair(width=4, depth=depth, fast_read=True)
+    thresholds = [Signal(16, name="threshold"), Signal(2, name="narrow")]
+    reached = [dut.ours.r_level_at_least(t) for t in thresholds]
+    seen = set()
+
+    async def writer(ctx):
+        wrng = random.Random(f"w {seed}")
+        for cycle in range(1200):
+            ctx.set(dut.w_en, wrng.random() < (0.9 if (cycle // 100) % 2 else 0.3))
+            ctx.set(dut.w_rst, wrng.random() < 0.01)
+            await ctx.tick("w")
+
+    async def reader(ctx):
+        rrng = random.Random(f"r {seed}")
+        for cycle in range(2000):
+            ctx.set(dut.r_en, rrng.random() < (0.2 if (cycle // 120) % 2 else 0.9))
+            if cycle % 7 == 0:
+                ctx.set(thresholds[0], rrng.choice([0, 1, depth, depth + 1, 2 * depth, 2 * depth + 1,
+                                                    0x8000, rrng.randrange(3 * depth)]))
+                ctx.set(thresholds[1], rrng.randrange(4))
+            sampled = await ctx.tick("r").sample(dut.ours.r_level, *thresholds, *reached)
+            level, values, flags = sampled[2], sampled[3:5], sampled[5:]
+            for value, flag in zip(values, flags):
+                assert flag == (level >= value), (cycle, level, value, flag)
+                seen.add((flag, level > depth))
+
+    simulate(dut, writer, background=[reader], clocks={"w": 4.3 * NS, "r": 3 * NS})
+    assert {(0, False), (1, False)} <= seen, seen

@@ -182,3 +182,30 @@ def test_soft_reset_keeps_the_pht_and_its_update_of_the_reset_cycle(params):
     t = GoldenEDC(**params).params.thresholds
     trained = simulate_with_resets(params, reset_cycles(rng, 4000, t))
     assert trained > 10       # the trace has PHT updates decided in reset cycles
+
+
+@pytest.mark.parametrize("params", PARAM_SETS + [RESET_PARAM_SETS[1]],
+                         ids=["default", "small", "deep", "tiny"])
+def test_registered_window_sums_equal_their_formulas(params):
+    """The sums of the history windows are registers computed from the next histories: in
+    every cycle of random traffic with soft resets each equals the sum of its window."""
+    edc = EDC(**params)
+    rst = Signal()
+    top = Module()
+    top.submodules.edc = ResetInserter(rst)(edc)
+    rng = random.Random(3)
+    cycles = reset_cycles(rng, 1500, GoldenEDC(**params).params.thresholds)
+    seen = set()
+
+    async def testbench(ctx):
+        for draft_fx, verify, reset in cycles:
+            ctx.set(rst, reset)
+            _drive(ctx, edc, draft_fx, verify)
+            for register, formula in edc.shadowed:
+                value = ctx.get(register)
+                assert value == (formula if isinstance(formula, int) else ctx.get(formula))
+                seen.add(value)
+            await ctx.tick()
+
+    amaranth_sim.simulate(top, testbench, clocks=1e-9)
+    assert len(seen) > 1     # the sums moved
