@@ -218,10 +218,10 @@ class TVC(wiring.Component):
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
         slots = {name: Signal(p.depth, init=1, name=f"{name}_slot") for name in TABLES}
-        # The position a record under way writes: the write position as it was at the record's
-        # accept (the write position moves on in the record's check cycle, whatever the check
-        # finds). While TVC is busy the entries that stay are those outside it, otherwise those
-        # outside the write position: a select by `busy`, a register.
+        # The entry whose value is not final (the entries that stay are the others): the write
+        # position, except from a dividing record's check cycle to its last step, when it is
+        # the position the division writes (the write position has moved on in the check
+        # cycle, whatever the check finds).
         writes = {name: Signal(p.depth, init=1, name=f"{name}_writing") for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
 
@@ -392,8 +392,7 @@ class TVC(wiring.Component):
             kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
             sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
             sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
-            outside = Mux(busy, writes[name], slots[name])
-            now = csa_tree(m, [Mux(outside[i], 0, entry)
+            now = csa_tree(m, [Mux(writes[name][i], 0, entry)
                                for i, entry in enumerate(tables[name])], width)
             sat = csa(*now, ones, width)
             m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
@@ -481,10 +480,12 @@ class TVC(wiring.Component):
                 for i, entry in enumerate(entries):
                     with m.If(writing[i]):
                         m.d.sync += entry.eq(Mux(pend, ones, quotient))
-            with m.If(~busy):
-                m.d.sync += writing.eq(slot)
             with m.If(pend & mine):
                 m.d.sync += slot.eq(slot.rotate_left(1))
+            with m.If(over):    # a saturated entry is final: the next position is open
+                m.d.sync += writing.eq(slot.rotate_left(1))
+            with m.Elif(~busy | (done & mine)):
+                m.d.sync += writing.eq(slot)
             shown = Signal(rb, name=f"average_{name}")
             m.d.comb += shown.eq(Mux(fix_sat, saturated[index],
                                      Mux(fix_div, new_average, averages[name])))
