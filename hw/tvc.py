@@ -145,8 +145,9 @@ class TVC(wiring.Component):
     through one multiplexer; its quotient replaces the entry in the last step. The entries that
     stay are summed as carry-save rows every cycle; the new average's candidates (last bit 0
     and 1) are registered a step ahead, the saturated average every cycle, per table. The
-    average register and the write position take the new value in the cycle after the write,
-    from those registers, and in that cycle the average TVC shows and its decisions use is
+    average register takes the new value in the cycle after the write, from those registers
+    (the write position moves on in the check cycle; a division writes the position it
+    started at), and in that cycle the average TVC shows and its decisions use is
     that value through a multiplexer, so each reads exactly as if written with its table.
     """
 
@@ -217,14 +218,11 @@ class TVC(wiring.Component):
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
         slots = {name: Signal(p.depth, init=1, name=f"{name}_slot") for name in TABLES}
-        # Set in the cycle after a record's write to its table (see the table updates below):
-        # then the average register and the write position take the new value, which the
-        # rest of that cycle reads through a multiplexer.
-        fixes = {name: (Signal(name=f"fix_saturated_{name}"), Signal(name=f"fix_divided_{name}"))
-                 for name in TABLES}
-        # The write position as it reads in every cycle (moved on in the cycle after a write).
-        positions = {name: Mux(Cat(*fixes[name]).any(), slots[name].rotate_left(1), slots[name])
-                     for name in TABLES}
+        # The entry whose value is not final (the entries that stay are the others): the write
+        # position, except from a dividing record's check cycle to its last step, when it is
+        # the position the division writes (the write position has moved on in the check
+        # cycle, whatever the check finds).
+        writes = {name: Signal(p.depth, init=1, name=f"{name}_writing") for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
 
         # The tables take the preset CSRs in the first cycle after reset.
@@ -394,7 +392,7 @@ class TVC(wiring.Component):
             kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
             sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
             sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
-            now = csa_tree(m, [Mux(positions[name][i], 0, entry)
+            now = csa_tree(m, [Mux(writes[name][i], 0, entry)
                                for i, entry in enumerate(tables[name])], width)
             sat = csa(*now, ones, width)
             m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
@@ -445,9 +443,9 @@ class TVC(wiring.Component):
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         # In the check cycle the entry at the write position takes the saturated ratio whatever
-        # the check finds (the enables are registers); after a saturating record the position
-        # moves on, and the divider's quotient, if it comes, replaces the entry (the sum of
-        # the entries that stay never includes it) and then the position moves on.
+        # the check finds (the enables are registers) and the position moves on; the divider's
+        # quotient, if it comes, replaces that entry (`writing`; the sum of the entries that
+        # stay never includes it).
         # The quotient as the last step shows it, taken before the divider gates `done` with
         # its abort: the last bit is `next_bit` (the divider has at least two steps).
         assert steps >= 2
@@ -471,17 +469,23 @@ class TVC(wiring.Component):
             mine = div_sel[index]
             # A saturating write of this table: only NVCT's waits for a product check.
             over = over_nvct if index == Table.NVCT.value else plain_sat[index]
-            fix_sat, fix_div = fixes[name]
+            fix_sat = Signal(name=f"fix_saturated_{name}")
+            fix_div = Signal(name=f"fix_divided_{name}")
+            writing = writes[name]
             m.d.sync += [fix_sat.eq(over & ~load[index]),
                          fix_div.eq(done & mine & ~load[index])]
             with m.If(load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
             with m.Elif((pend | done) & mine):
                 for i, entry in enumerate(entries):
-                    with m.If(slot[i]):
+                    with m.If(writing[i]):
                         m.d.sync += entry.eq(Mux(pend, ones, quotient))
-            with m.If(fix_sat | fix_div):
+            with m.If(pend & mine):
                 m.d.sync += slot.eq(slot.rotate_left(1))
+            with m.If(over):    # a saturated entry is final: the next position is open
+                m.d.sync += writing.eq(slot.rotate_left(1))
+            with m.Elif(~busy | (done & mine)):
+                m.d.sync += writing.eq(slot)
             shown = Signal(rb, name=f"average_{name}")
             m.d.comb += shown.eq(Mux(fix_sat, saturated[index],
                                      Mux(fix_div, new_average, averages[name])))
