@@ -86,9 +86,11 @@ class DescriptorQueue(wiring.Component):
         if self.w_domain == self.r_domain:
             fifo = DomainRenamer(self.w_domain)(SyncFIFOBuffered(width=width, depth=self.depth))
         else:
-            # One storage copy: the readers' r_en (the feedback queue's) is early.
+            # Two storage copies, the read data selected after them (the AsyncFIFO's
+            # `fast_read`): the feedback queue's r_en is late (TVC's ready and the PIM's, on
+            # ECP5 behind the empty flag and a long route), so it must reach no read address.
             fifo = AsyncFIFO(width=width, depth=self.depth, w_domain=self.w_domain,
-                             r_domain=self.r_domain, fast_read=False)
+                             r_domain=self.r_domain)
         m.submodules.fifo = fifo
         for threshold, reached in self._level_checks:
             if isinstance(fifo, AsyncFIFO):

@@ -120,8 +120,8 @@ def test_area_report_counts_the_three_fifos(tmp_path):
     from ahasd.synth.yosys import area_of_verilog
     path = write_verilog("queues", tmp_path, lint=False)
     report = area_of_verilog(path, "queues", tmp_path / "area")
-    # Storage: draft 64 x (56 + 8-bit epoch tag) in two copies (hw/cdc_fifo's fast_read: one
-    # copy read at the current pointer, one at the next), feedback 32 x 57, pre-verify 15 x 5 (the
-    # buffered sync FIFO keeps its last entry in the output register).
-    assert report.memory_bits == 2 * 64 * 64 + 32 * 57 + 15 * 5
+    # Storage: draft 64 x (56 + 8-bit epoch tag) and feedback 32 x 57, each in two copies
+    # (hw/cdc_fifo's fast_read: one copy read at the current pointer, one at the next),
+    # pre-verify 15 x 5 (the buffered sync FIFO keeps its last entry in the output register).
+    assert report.memory_bits == 2 * 64 * 64 + 2 * 32 * 57 + 15 * 5
     assert report.area_ge > 0
