@@ -436,10 +436,9 @@ class TVC(wiring.Component):
                 row.append(Cat(low[:lo], Mux(low[lo], high_sums[1], high_sums[0])))
             totals.append(row)
         candidates = [Signal(rb, name=f"new_average{bit}") for bit in (0, 1)]
-        with m.If(~div.last_step):     # held through the last step, for the cycle after it
-            for bit0, candidate in enumerate(candidates):
-                m.d.sync += candidate.eq(
-                    Mux(div.next_bit, totals[1][bit0], totals[0][bit0])[p.depth_log2:])
+        for bit0, candidate in enumerate(candidates):
+            m.d.sync += candidate.eq(
+                Mux(div.next_bit, totals[1][bit0], totals[0][bit0])[p.depth_log2:])
 
         # -- table updates: a preset wins over a record's write in the same cycle ---------------
         # In the check cycle the entry at the write position takes the saturated ratio whatever
@@ -456,12 +455,15 @@ class TVC(wiring.Component):
         # through the divider.
         done = div.busy & div.last_step & ~pend_sat
         # The average register is written in the cycle after its table (`fix_*`, registers),
-        # from registers that hold the new value (the saturated average, or the two candidates
-        # and the last quotient bit, now quo[0]); in that cycle the average TVC shows and uses
+        # from registers that hold the new value (the saturated average, or the divided
+        # record's); in that cycle the average TVC shows and uses
         # (`effective`) is the new value through a multiplexer. So neither the saturation check
         # nor the last quotient bit reaches an average's enables, and the averages read exactly
         # as if written with their table.
-        new_average = Mux(div.quotient[0], candidates[1], candidates[0])
+        # The divided record's new average, chosen in the last step by its last bit (registers
+        # through one multiplexer), for the cycle after it.
+        new_average = Signal(rb)
+        m.d.sync += new_average.eq(Mux(div.next_bit, candidates[1], candidates[0]))
         effective = {}
         for index, (name, entries) in enumerate(tables.items()):
             preset = getattr(self.preset, name)
