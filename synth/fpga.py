@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ahasd.synth.hierarchy import share_modules
+from ahasd.synth.sdf_timing import clocks_of_flip_flops, endpoints, late_counts, worst_groups
 from ahasd.synth.yosys import CpuBudgetExceeded, YosysError, cpu_since, run_yosys
 
 __all__ = ["PARTS", "FpgaReport", "NextpnrError", "check_speed", "fpga_of_verilog", "part_name",
@@ -79,6 +80,11 @@ class FpgaReport:
     seconds: float
     cpu_seconds: float
     speed_grade: int = None   # the ECP5 speed grade placed for (None on iCE40)
+    # ECP5 only (:mod:`ahasd.synth.sdf_timing`, from the routed design's SDF): per clock
+    # [register inputs later than the target period, all register inputs], and the worst late
+    # groups [launching register, capturing register, pin, worst ns, endpoints]; None on iCE40.
+    late_endpoints: dict = None
+    worst_late: list = None
 
     def as_dict(self):
         return asdict(self)
@@ -274,9 +280,10 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     run = (f"import sys, yowasp_nextpnr_{family} as n; "
            f"sys.exit(n.run_nextpnr_{family}(sys.argv[1:]))")
     speed_args = ("--speed", str(speed)) if speed is not None else ()
+    sdf_args = ("--sdf", "routed.sdf") if family == "ecp5" else ()
     cmd = [sys.executable, "-c", run, *part.nextpnr_args, *speed_args, "--json", "netlist.json",
            "--report", "report.json", "--freq", str(freq_mhz), "--timing-allow-fail",
-           "--seed", str(seed), "-q", "-l", "nextpnr.log"]
+           "--seed", str(seed), *sdf_args, "-q", "-l", "nextpnr.log"]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -298,8 +305,16 @@ def fpga_of_verilog(verilog_path, top, family, work_dir, *, freq_mhz=100, timeou
     fmax = {clock: round(v["achieved"], 2) for clock, v in report.get("fmax", {}).items()}
     util = {bel: {"used": v["used"], "available": v["available"]}
             for bel, v in report.get("utilization", {}).items() if v["used"]}
+    late = worst = None
+    if sdf_args:
+        period_ns = 1000.0 / freq_mhz
+        found = endpoints((work / "routed.sdf").read_text(),
+                          clocks_of_flip_flops(work / "netlist.json"))
+        late = {str(clock): list(counts) for clock, counts in late_counts(found, period_ns).items()}
+        worst = [list(group) for group in worst_groups(found, period_ns, limit=5)]
     return done(fits=True, utilisation=util, fmax_mhz=min(fmax.values()) if fmax else None,
-                fmax_by_clock=fmax, note=note.rstrip("; ") if fmax else note + "no clocked path")
+                fmax_by_clock=fmax, note=note.rstrip("; ") if fmax else note + "no clocked path",
+                late_endpoints=late, worst_late=worst)
 
 
 __all__ += ["YosysError"]

