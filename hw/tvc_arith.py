@@ -7,7 +7,7 @@ from amaranth import Cat, Const, Signal
 from ahasd.hw.carry_save import csa_tree, sign_of_sum
 
 __all__ = ["PIECE_BITS", "times_terms", "pieces", "packed_rows", "at_least", "product_rows",
-           "floor_rows", "thermometer_count"]
+           "floor_rows", "thermometer_count", "minus_times_terms", "floor_pieces"]
 
 
 #: Width of the pieces of ``cycles`` whose products with ``freq_ratio`` a record registers
@@ -113,3 +113,51 @@ def thermometer_count(bits):
         out.append(Cat(bit(j + (1 << k) - 1) & ~bit(j + step - 1)
                        for j in range(0, n, step)).any())
     return Cat(*out)
+
+
+def minus_times_terms(value, factor, width):
+    """Operands whose sum is ``-value * factor`` modulo ``2**width`` for a constant ``factor >=
+    1``: :func:`times_terms`' non-adjacent form with each digit's sign turned (a positive term
+    as its complement plus one, the ones as a constant operand)."""
+    terms, ones = [], 0
+    shift = 0
+    while factor:
+        if factor & 1:
+            digit = 2 - (factor & 3)
+            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
+            if digit > 0:
+                terms.append(~term[:width])
+                ones += 1
+            else:
+                terms.append(term[:width])
+            factor -= digit
+        factor >>= 1
+        shift += 1
+    return terms + ([ones] if ones else [])
+
+
+def floor_pieces(products, shift):
+    """``floor(sum(product << offset) / 2**shift)`` for ``(offset, product)`` pieces (as
+    :func:`pieces` gives them): ``(terms, carry)``, the sum of the ``(offset, value)`` terms plus
+    the bit ``carry`` (``None`` where there is none). A piece at or above ``shift`` moves down
+    whole, one below it loses its low bits; at most two pieces may have bits below ``shift``, and
+    then the carry out of those bits is one comparison: of the upper piece's low bits with the
+    lower piece's bits beside them (the lower piece's bits below the upper one's offset meet
+    zeros and cannot carry)."""
+    terms, low = [], []
+    for offset, product in products:
+        if offset >= shift:
+            terms.append((offset - shift, product))
+        else:
+            if len(product) > shift - offset:
+                terms.append((0, product[shift - offset:]))
+            low.append((offset, product[:shift - offset]))
+    if len(low) > 2:
+        raise ValueError(f"at most two pieces may lie below bit {shift}, not {len(low)}")
+    if len(low) < 2:
+        return terms, None
+    (lo_offset, lo_bits), (hi_offset, hi_bits) = sorted(low, key=lambda item: item[0])
+    width = shift - hi_offset
+    part = Cat(lo_bits[hi_offset - lo_offset:], Const(0, width))[:width]
+    other = Cat(hi_bits, Const(0, width))[:width]
+    return terms, ~other < part

@@ -404,3 +404,69 @@ def test_back_to_back_records_and_decides_see_each_write():
         assert got == expected
         assert len(set(expected)) >= 4      # the writes change the decisions
     directed(test)
+
+
+# Parameter corners of the decision pipeline's widths (ahasd.hw.tvc_decisions): a 1-bit
+# kv_len with 64 lengths (bounds wider than S's rows), the widest operands, the narrowest
+# ratio, and cycle counts just past one and two 8-bit pieces (one and two pieces below
+# 2**14 in floor(B / 2**14)), a C_npu one bit wider than the default's, and one as wide as
+# floor(B / 2**14) (S's offset as large as C_npu).
+WIDTH_CORNERS = [
+    {"ratio_bits": 40, "length_bits": 1, "cycles_bits": 1, "max_preverify_len": 64},
+    {"ratio_bits": 40, "length_bits": 32, "cycles_bits": 48, "max_preverify_len": 64},
+    {"ratio_bits": 9, "length_bits": 32, "cycles_bits": 48, "max_preverify_len": 5},
+    {"ratio_bits": 9, "length_bits": 1, "cycles_bits": 9, "max_preverify_len": 1},
+    {"ratio_bits": 17, "length_bits": 7, "cycles_bits": 17, "max_preverify_len": 15},
+    {"ratio_bits": 33, "length_bits": 16, "cycles_bits": 32, "max_preverify_len": 8},
+    {"ratio_bits": 32, "length_bits": 10, "cycles_bits": 32, "max_preverify_len": 8},
+]
+
+
+def extreme_decides(params, count, seed):
+    """Presets, clock ratios and decides at the ends of their ranges (0, 1, the maximum, powers
+    of two) and between: the widest and the most negative C_left, thresholds above and below
+    every product. Each block of ten decides starts with the extreme corners of the decide."""
+    import random
+    rng = random.Random(seed)
+    p = TVCParams(**params)
+    top = {"ratio": p.ratio_max, "kv_len": (1 << p.length_bits) - 1,
+           "now": (1 << p.cycles_bits) - 1, "freq_ratio": (1 << 16) - 1}
+    corners = [(top["kv_len"], 0), (top["kv_len"], top["now"]), (0, top["now"]), (0, 0)]
+
+    def pick(bits):
+        top = (1 << bits) - 1
+        return rng.choice((0, 1, top, top - 1 if top else 0, 1 << rng.randrange(bits),
+                           rng.getrandbits(bits), rng.getrandbits(bits)))
+
+    ops = []
+    for i in range(count):
+        if i % 10 == 0:
+            block = i // 10
+            # The first blocks: the largest S with the smallest thresholds, then the reverse.
+            fixed = {0: (top["ratio"], 0, 0, 0),
+                     1: (top["ratio"], top["ratio"], top["ratio"], top["freq_ratio"]),
+                     2: (0, top["ratio"], top["ratio"], top["freq_ratio"])}.get(block)
+            values = fixed or (pick(p.ratio_bits), pick(p.ratio_bits), pick(p.ratio_bits),
+                               pick(16))
+            ops += [{"op": "preset", "table": table, "ratio": value}
+                    for table, value in zip(("nvct", "pdct", "pvct"), values)]
+            ops.append({"op": "config", "freq_ratio": values[3]})
+        kv_len, now = (corners[i % 10] if i % 10 < len(corners)
+                       else (pick(p.length_bits), pick(p.cycles_bits)))
+        pending = top["kv_len"] if i % 10 < len(corners) else pick(p.length_bits)
+        ops.append({"op": "decide", "kv_len": kv_len, "now": now, "pending": pending})
+    return ops
+
+
+@pytest.mark.parametrize("params", WIDTH_CORNERS,
+                         ids=["bounds-wider", "widest", "narrow-ratio", "one-length", "odd", "wide-c-npu",
+                              "offset-as-large"])
+def test_decisions_at_extreme_operands(params):
+    """Every decision equals the golden model's with operands at their extremes, for parameter
+    sets that set the decision pipeline's row and bound widths differently."""
+    ops = extreme_decides(params, 150, seed=len(params) + params["ratio_bits"])
+    golden = GoldenTVC(**params)
+    expected = [d for d in (apply(golden, item) for item in ops) if d is not None]
+    got = run_driver(ops, params)
+    assert got.decisions == expected
+    assert {d.length for d in expected} != {0}
