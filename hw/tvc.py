@@ -114,7 +114,7 @@ class TVC(wiring.Component):
     Timing
     ------
     No divider and no multiplier by ``L`` on the decision path. The averages are registers
-    (in the cycle after a record's write, registers through a multiplexer: below); the
+    (written as below); the
     thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per length) are registered two
     cycles behind the tables, so that stage 3 of a decide compares against the tables of its
     accept cycle (each a row sum, its low half resolved in the first of those cycles, its high
@@ -144,11 +144,11 @@ class TVC(wiring.Component):
     full-adder level) and looks each sign ahead a step, so a quotient bit comes from registers
     through one multiplexer; its quotient replaces the entry in the last step. The entries that
     stay are summed as carry-save rows every cycle; the new average's candidates (last bit 0
-    and 1) are registered a step ahead, the saturated average every cycle, per table. The
-    average register takes the new value in the cycle after the write, from those registers
-    (the write position moves on in the check cycle; a division writes the position it
-    started at), and in that cycle the average TVC shows and its decisions use is
-    that value through a multiplexer, so each reads exactly as if written with its table.
+    and 1) are registered a step ahead. The averages are written from registers only: the
+    record's table's average takes the saturated average in the check cycle, whatever the check
+    finds, and a divided record's new average in the last step; meanwhile the average register
+    holds the saturated value, which nothing reads (decides wait while busy), and the
+    ``average`` ports show the value from before the record.
     """
 
     def __init__(self, *, depth=4, ratio_bits=32, max_preverify_len=8, cycles_bits=32,
@@ -409,11 +409,9 @@ class TVC(wiring.Component):
         # div_sel is set); a saturated sum per table (a table takes only its own).
         kept = [Signal(width, name=f"kept_{row}") for row in "sc"]
         m.d.sync += [row.eq(by_table([r[i] for r in rows])) for i, row in enumerate(kept)]
-        # The saturated average per table, a register (two cycles behind the table: the
-        # record's accept cycle, when no write to its table can be under way, decides it).
-        saturated = [Signal(rb, name=f"saturated_{name}") for name in TABLES]
-        m.d.sync += [sat.eq(Cat(low[:lo], high[0] + high[1] + low[lo])[p.depth_log2:])
-                     for sat, low, high in zip(saturated, sat_lows, sat_rows)]
+        # The saturated average per table, from the registered halves (its high half added).
+        saturated = [Cat(low[:lo], high[0] + high[1] + low[lo])[p.depth_log2:]
+                     for low, high in zip(sat_lows, sat_rows)]
         # kept + quotient, as the new average's two candidates (last quotient bit 0 or 1),
         # registered in the step before the last: there quotient bit j >= 2 is quo[j - 2] and
         # bit 1 is the divider's `next_bit` (registers through one multiplexer), which selects
@@ -454,28 +452,27 @@ class TVC(wiring.Component):
         # `pend_sat` aborts, is in its first step), so that no preset reaches these enables
         # through the divider.
         done = div.busy & div.last_step & ~pend_sat
-        # The average register is written in the cycle after its table (`fix_*`, registers),
-        # from registers that hold the new value (the saturated average, or the divided
-        # record's); in that cycle the average TVC shows and uses
-        # (`effective`) is the new value through a multiplexer. So neither the saturation check
-        # nor the last quotient bit reaches an average's enables, and the averages read exactly
-        # as if written with their table.
-        # The divided record's new average, chosen in the last step by its last bit (registers
-        # through one multiplexer), for the cycle after it.
-        new_average = Signal(rb)
-        m.d.sync += new_average.eq(Mux(div.next_bit, candidates[1], candidates[0]))
-        effective = {}
+        # The averages are written from registers only, whatever the check finds: in the
+        # check cycle the record's table's average takes the saturated average, and a divided
+        # record's takes its new average (chosen by the last quotient bit, registers through
+        # one multiplexer) in the last step. Until then, while the divider works, the average
+        # register holds the saturated value, which nothing reads: decides wait while TVC is
+        # busy, and the average TVC shows (its `average` ports, the CSR read-back) is the value
+        # from before the record (`before`) while `speculating`. So the saturation check
+        # reaches neither an average's enables nor its value, and the decision pipeline reads
+        # the average registers themselves.
+        before = Signal(rb)             # the average of the record's table at its check cycle
+        with m.If(pend):
+            m.d.sync += before.eq(by_table([averages[name] for name in TABLES]))
+        new_average = Mux(div.next_bit, candidates[1], candidates[0])
         for index, (name, entries) in enumerate(tables.items()):
             preset = getattr(self.preset, name)
             slot = slots[name]
             mine = div_sel[index]
             # A saturating write of this table: only NVCT's waits for a product check.
             over = over_nvct if index == Table.NVCT.value else plain_sat[index]
-            fix_sat = Signal(name=f"fix_saturated_{name}")
-            fix_div = Signal(name=f"fix_divided_{name}")
             writing = writes[name]
-            m.d.sync += [fix_sat.eq(over & ~load[index]),
-                         fix_div.eq(done & mine & ~load[index])]
+            speculating = Signal(name=f"speculating_{name}")
             with m.If(load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
             with m.Elif((pend | done) & mine):
@@ -488,16 +485,18 @@ class TVC(wiring.Component):
                 m.d.sync += writing.eq(slot.rotate_left(1))
             with m.Elif(~busy | (done & mine)):
                 m.d.sync += writing.eq(slot)
-            shown = Signal(rb, name=f"average_{name}")
-            m.d.comb += shown.eq(Mux(fix_sat, saturated[index],
-                                     Mux(fix_div, new_average, averages[name])))
             with m.If(load[index]):
                 m.d.sync += averages[name].eq(preset)
-            with m.Elif(fix_sat | fix_div):
-                m.d.sync += averages[name].eq(shown)
-            effective[name] = shown
-            m.d.comb += getattr(self.average, name).eq(shown)
+            with m.Elif(pend & mine):
+                m.d.sync += averages[name].eq(saturated[index])
+            with m.Elif(done & mine):
+                m.d.sync += averages[name].eq(new_average)
+            # Speculating from a dividing record's check cycle to its last step (or a preset
+            # of the table): the average register holds the saturated value meanwhile.
+            m.d.sync += speculating.eq(~load[index] &
+                                       ((pend & mine & ~over) | (speculating & ~(done & mine))))
+            m.d.comb += getattr(self.average, name).eq(Mux(speculating, before, averages[name]))
 
-        decisions(m, p, averages=effective, decide=self.decide, freq_ratio=self.freq_ratio,
+        decisions(m, p, averages=averages, decide=self.decide, freq_ratio=self.freq_ratio,
                   result=self.result)
         return m

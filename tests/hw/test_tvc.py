@@ -470,3 +470,32 @@ def test_decisions_at_extreme_operands(params):
     got = run_driver(ops, params)
     assert got.decisions == expected
     assert {d.length for d in expected} != {0}
+
+
+def test_averages_read_back_while_a_record_divides():
+    """While the divider works on a record, each average reads as before the record (the
+    record's table's register holds the saturated value meanwhile); after it, the new one; a
+    preset during the division stops it and shows at once."""
+    async def test(c):
+        await c.step(preset__nvct=1000, preset__pdct=2000, preset__pvct=3000)
+        before = (1000, 2000, 3000)
+        out = await c.step(**c.record("pdct", 5_000, 3))
+        assert out["record__ready"]
+        cycles = 0
+        while True:
+            out = await c.step(**c.IDLE)
+            if not out["busy"]:
+                break
+            cycles += 1
+            assert (out["average__nvct"], out["average__pdct"], out["average__pvct"]) == before
+        assert cycles == c.dut.record_latency - 1
+        assert out["average__pdct"] == (3 * 2000 + (5_000 << 8) // 3) >> 2
+        await c.step(**c.record("nvct", 7_000, 5))
+        for _ in range(5):
+            out = await c.step(**c.IDLE)
+            assert out["busy"] and out["average__nvct"] == 1000
+        out = await c.step(preset__nvct=42, preset__load=0b001)
+        assert out["average__nvct"] == 1000
+        out = await c.step(preset__load=0)
+        assert not out["busy"] and out["average__nvct"] == 42
+    directed(test)
