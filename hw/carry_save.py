@@ -81,7 +81,9 @@ def sign_of_sum(s, c, width):
     a tree, not a ripple): bit ``width - 1`` of the sum is ``s ^ c ^ carry-in``, and the carry
     into it is set exactly when ``s[:w-1] > ~c[:w-1]``."""
     low = width - 1
-    return s[low] ^ c[low] ^ (s[:low] > (~c[:low])[:low])
+    # Written ``~c < s`` (not ``s > ~c``): Yosys maps ``a > b`` on ECP5 with a LUT tree for
+    # ``a == b`` beside the carry chain, ``b < a`` as the chain alone (same logic at 28 nm).
+    return s[low] ^ c[low] ^ ((~c[:low])[:low] < s[:low])
 
 
 def low_mask(k, width):

@@ -232,9 +232,13 @@ class TVC(wiring.Component):
         # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
         # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
         busy = Signal(1, init=1)
+        # `ready`: ~busy in a register of its own, for the handshakes outside (the controller's
+        # feedback queue, EDC and counters read it), `busy` for TVC's own logic: each placed
+        # beside its readers on an FPGA (kept apart in synthesis, synth/fpga.py).
+        ready = Signal(1, init=0, attrs={"keep": 1})
         m.d.comb += [
             self.busy.eq(busy),
-            self.decide.ready.eq(~busy),
+            self.decide.ready.eq(ready),
         ]
         # Records enter at `record` (and with `second_record` at `record_first`, which has
         # priority: `record` is ready only while `record_first` is not valid).
@@ -243,11 +247,11 @@ class TVC(wiring.Component):
         if self.second_record:
             m.d.comb += [
                 first.eq(self.record_first.valid),
-                self.record_first.ready.eq(~busy),
-                self.record.ready.eq(~busy & ~self.record_first.valid),
+                self.record_first.ready.eq(ready),
+                self.record.ready.eq(ready & ~self.record_first.valid),
             ]
         else:
-            m.d.comb += self.record.ready.eq(~busy)
+            m.d.comb += self.record.ready.eq(ready)
         rec = Signal(self.record_layout)
         m.d.comb += rec.eq(Mux(first, sources[0].payload, sources[-1].payload))
         load = Signal(len(TABLES))
@@ -356,8 +360,10 @@ class TVC(wiring.Component):
         m.d.sync += [pend.eq(rec_start), pend_sat.eq(~pend_abort & pend_over)]
         # Next cycle: pend (a record started), or the divider started and not saturated, or it
         # goes on (not aborted, not done). While pend, the divider is idle.
-        m.d.sync += busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
-                            (div.busy & ~div.abort & ~div.done.valid))
+        next_busy = Signal()
+        m.d.comb += next_busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
+                                 (div.busy & ~div.abort & ~div.done.valid))
+        m.d.sync += [busy.eq(next_busy), ready.eq(~next_busy)]
         nvct = [src.payload.table == Table.NVCT for src in sources]
         plain = by_source([~is_nvct & (src.payload.cycles >= Cat(Const(0, shift), src.payload.length))
                            for is_nvct, src in zip(nvct, sources)])

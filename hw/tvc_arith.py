@@ -95,7 +95,7 @@ def floor_rows(rows, shift):
     2**shift)`` is the sum of the three, ``carry`` the carry out of the low ``shift`` bits
     (``s + c`` below ``2**shift`` overflows exactly when ``s > ~c`` there)."""
     s, c = rows
-    return s[shift:], c[shift:], s[:shift] > (~c[:shift])[:shift]
+    return s[shift:], c[shift:], (~c[:shift])[:shift] < s[:shift]   # `<`: see sign_of_sum
 
 
 def thermometer_count(bits):

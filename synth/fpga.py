@@ -143,6 +143,8 @@ _SYNTH = """\
 read_verilog design.v
 hierarchy -check -top {top}
 {keep}
+proc
+setattr -set keep 1 w:* a:keep %i %ci1:+$dff[Q] t:$dff %i
 synth_{family} -top {top} {dsp}
 setattr -mod -unset keep_hierarchy
 flatten
@@ -150,6 +152,12 @@ tee -q -o stat.json stat -json
 write_json netlist.json
 """
 
+
+# `setattr ... keep`: a register whose signal the RTL marks `keep` stays a register of its
+# own. Yosys merges flip-flops with the same inputs (`opt_merge`) even when their signals carry
+# `keep`; the attribute on the flip-flop cell itself stops that. The RTL marks copies of a
+# register that drive far-apart logic (a copy beside each group of readers: the TVC's
+# `ready`), which an FPGA place-and-route then places apart.
 
 #: CPU-time budget (seconds of the yosys process, not wall clock: the FPGA tables must not
 #: depend on the machine's load) of the LUT-multiplier resynthesis of a block that has too few
