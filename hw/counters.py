@@ -6,7 +6,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from ahasd.hw.construction import rejecting_construction
-from ahasd.hw.prefix import gray_difference_parts, select_difference, split_increment
+from ahasd.hw.prefix import gray_difference, split_increment
 from ahasd.spec.params import COUNTER_BITS, check_bool, check_domain, check_int
 
 __all__ = ["EventCounter"]
@@ -42,10 +42,9 @@ class EventCounter(wiring.Component):
     clear : In(1), ``read_domain``
         The count reads 0 from the next cycle (events not yet seen by the reader still count).
     count : Out(width), ``read_domain``
-        Events since reset or the last clear (wraps), a register (with a domain crossing,
-        registers and a multiplexer). Within one domain it shows an event from the next cycle;
-        with a domain crossing it lags the events by the Gray register, the synchroniser and
-        its own registers (three or four read-domain cycles).
+        Events since reset or the last clear (wraps), a register. Within one domain it shows an
+        event from the next cycle; with a domain crossing it lags the events by the Gray
+        register, the synchroniser and its own register (three or four read-domain cycles).
     """
 
     def __init__(self, *, width=COUNTER_BITS, domain="sync", read_domain="sync",
@@ -106,26 +105,21 @@ class EventCounter(wiring.Component):
                                  gray.eq(incremented ^ (incremented >> 1))]
         gray_sync = Signal(w)
         m.submodules.sync = FFSynchronizer(gray, gray_sync, o_domain=self.read_domain, stages=2)
-        # Gray to binary and the offset's subtraction end in registers instead of running on
-        # into the reader's logic (a CSR read multiplexer): the parts of the difference before
-        # its last select (`gray_difference_parts`: XOR suffix trees kept through synthesis,
-        # the lower half's difference for both parities of the upper half; at 28 nm 0.97 ns
-        # alone, 1.13 ns in the controller, was 1.80; carry chains on ECP5), so that each sits
-        # beside the carry chain that forms it; the count is their select (the upper half by
-        # the lower half's borrow), one multiplexer after the registers. So the count lags the
-        # synchroniser by a cycle. `seen_prev` is the value the count on display was computed
-        # from: a clear stores it as the offset, and the count reads 0 from the next cycle.
+        # The count is a register: Gray to binary and the offset's subtraction end there
+        # instead of running on into the reader's logic (a CSR read multiplexer). So the count
+        # lags the synchroniser by a cycle. The two share that cycle (`gray_difference`: XOR
+        # suffix trees kept through synthesis, the lower half's difference for both parities of
+        # the upper half, a carry select; at 28 nm 0.97 ns alone, 1.13 ns in the controller,
+        # was 1.80; carry chains on ECP5). `seen_prev` is the value the count on display was
+        # computed from: a clear stores it as the offset, and the count reads 0 from the next
+        # cycle.
         seen_prev = Signal(w)
         offset = Signal(w)
         r = self.read_domain
-        *parts, seen = gray_difference_parts(m, gray_sync, offset)
-        held = [Signal(len(part), name=f"count_{name}", init=int(name == "no_borrow"))
-                for part, name in zip(parts, ("low", "no_borrow", "high", "high_borrowed"))]
-        m.d.comb += self.count.eq(select_difference(*held))
+        difference, seen = gray_difference(m, gray_sync, offset)
         m.d[r] += seen_prev.eq(seen)
         with m.If(self.clear):
-            m.d[r] += [offset.eq(seen_prev),
-                       *(h.eq(int(h.name == "count_no_borrow")) for h in held)]
+            m.d[r] += [offset.eq(seen_prev), self.count.eq(0)]
         with m.Else():
-            m.d[r] += [h.eq(part) for h, part in zip(held, parts)]
+            m.d[r] += self.count.eq(difference)
         return m

@@ -20,8 +20,7 @@ of its own, so the levels' shared terms stay shared (an expression tree would re
 from amaranth import Cat, Const, Mux, Signal, Value
 
 __all__ = ["add", "sub", "increment", "greater_equal", "gray_to_binary", "split_increment",
-           "select_add", "select_sub", "gray_difference", "gray_difference_parts",
-           "select_difference"]
+           "select_add", "select_sub", "gray_difference"]
 
 
 def _bits(value, width):
@@ -173,18 +172,25 @@ def _xor(terms):
     return result
 
 
-def gray_difference_parts(m, gray, b, name="gray_diff"):
-    """:func:`gray_difference` up to its last select: ``(low, no_borrow, high, high_borrowed,
-    binary)``, where the difference is ``Cat(low, Mux(no_borrow, high, high_borrowed))``
-    (:func:`select_difference`), so that a caller can register the parts and select after the
-    registers. Below 8 bits there is no upper half: ``low`` is the whole difference."""
+def gray_difference(m, gray, b, name="gray_diff"):
+    """``(binary(gray) - b) mod 2**width`` and ``binary(gray)`` (``width = len(gray)``), the Gray
+    decode overlapped with the subtraction. Returns ``(difference, binary)``.
+
+    Bit ``i`` of the binary value is the XOR of Gray bits ``i`` and above, so the lower half's
+    binary bits are the XOR of the lower half's own suffix ``s`` with the parity ``P`` of the
+    upper half. The lower half's difference is computed for both parities (``s - b`` and
+    ``~s - b = ~(s + b)``) beside the upper half's decode and its two differences (``h - b`` and
+    ``h - b - 1 = ~(b - h)``); ``P`` selects the lower one and its borrow the upper one (carry
+    select). Each candidate is a carry chain of half the width (ripple gates at 28 nm, a carry
+    chain on an FPGA); the inverted forms keep Yosys's ``opt_share`` from merging a pair back
+    into one adder behind the multiplexer (the chain with the select as its carry in)."""
     gray = Value.cast(gray)
     width = len(gray)
     b = Cat(*_bits(b, width))
     bits = _bits(gray, width)
     if width < 8:
         seen = _suffix_xor(m, bits, f"{name}_dec")
-        return (seen - b)[:width], Const(1, 1), Const(0, 0), Const(0, 0), seen
+        return (seen - b)[:width], seen
     half = width // 2
     suffix = _suffix_xor(m, bits[:half], f"{name}_lo_dec")
     high = _suffix_xor(m, bits[half:], f"{name}_hi_dec")
@@ -202,25 +208,4 @@ def gray_difference_parts(m, gray, b, name="gray_diff"):
     low = Mux(parity, ~odd_sum[:half], even[:half])
     no_borrow = Mux(parity, ~odd_sum[half], even[half])
     seen = Cat(suffix ^ Cat(*[parity] * half), high)
-    return low, no_borrow, high_diff, ~high_rev, seen
-
-
-def select_difference(low, no_borrow, high, high_borrowed):
-    """The difference from :func:`gray_difference_parts`' parts (or their registers)."""
-    return Cat(low, Mux(no_borrow, high, high_borrowed))
-
-
-def gray_difference(m, gray, b, name="gray_diff"):
-    """``(binary(gray) - b) mod 2**width`` and ``binary(gray)`` (``width = len(gray)``), the Gray
-    decode overlapped with the subtraction. Returns ``(difference, binary)``.
-
-    Bit ``i`` of the binary value is the XOR of Gray bits ``i`` and above, so the lower half's
-    binary bits are the XOR of the lower half's own suffix ``s`` with the parity ``P`` of the
-    upper half. The lower half's difference is computed for both parities (``s - b`` and
-    ``~s - b = ~(s + b)``) beside the upper half's decode and its two differences (``h - b`` and
-    ``h - b - 1 = ~(b - h)``); ``P`` selects the lower one and its borrow the upper one (carry
-    select). Each candidate is a carry chain of half the width (ripple gates at 28 nm, a carry
-    chain on an FPGA); the inverted forms keep Yosys's ``opt_share`` from merging a pair back
-    into one adder behind the multiplexer (the chain with the select as its carry in)."""
-    *parts, seen = gray_difference_parts(m, gray, b, name)
-    return select_difference(*parts), seen
+    return Cat(low, Mux(no_borrow, high_diff, ~high_rev)), seen
