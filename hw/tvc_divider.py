@@ -133,15 +133,17 @@ class RecordDivider(wiring.Component):
         done_quo = Cat(~looked_ahead, quo[:-1]) if q > 1 else next_quo
 
         busy = self.busy
-        with m.If(busy & self.abort):
-            m.d.sync += busy.eq(0)
-        with m.Elif(busy):
+        # An abort ends `busy` and withholds `done`; the step's other registers go on as in
+        # any step (they are not read again before a start), so the abort reaches one
+        # flip-flop, not the enables of the remainder, counter and quotient.
+        with m.If(busy):
             m.d.sync += [rem_s.eq(next_s), rem_c.eq(next_c), negative.eq(new_negative),
                          shifted.eq(shifted >> 1), triple.eq(triple >> 1), quo.eq(next_quo),
                          count.eq(count - 1),
                          first.eq(0), last.eq(count == 2)]
-            with m.If(last):
+            with m.If(last & ~self.abort):
                 m.d.comb += [self.done.valid.eq(1), self.done.payload.eq(done_quo)]
+            with m.If(last | self.abort):
                 m.d.sync += busy.eq(0)
         with m.If(self.start):
             m.d.sync += [
