@@ -91,10 +91,12 @@ def test_area_edc_json(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"blocks", "anchors"} and data["anchors"] is None
     (report,) = data["blocks"]
-    # The PHT (512 x 2 bits) and the pending FIFO (8 x (9 + 3) bits) are the memories; the
-    # PHT is an SRAM macro, the 96-bit FIFO is built from flip-flops.
-    assert report["memory_bits"] == 512 * 2 + 8 * 12
-    assert report["sram_bits"] == 512 * 2 and report["ff_bits"] >= 8 * 12
+    # The memories: the PHT (512 x 2 bits, in 64 rows of 8 counters), the decision's
+    # continue bits (counter >= threshold, 512 x 1) in three copies (read at the row of no
+    # verify, of an accept and of a reject), and the pending FIFO (8 x (9 + 3) bits) in two
+    # copies; the PHT and the continue bits are SRAM macros, the FIFO copies flip-flops.
+    assert report["memory_bits"] == 512 * 2 + 3 * 512 + 2 * 8 * 12
+    assert report["sram_bits"] == 512 * 2 + 3 * 512 and report["ff_bits"] >= 2 * 8 * 12
     assert report["total_mm2"] > report["sram_mm2"] > 0
     assert report["area_ge"] > report["ff_area_ge"] > 0
     assert report["logic_depth"] > 0 and report["cells"] == sum(report["cell_counts"].values())
