@@ -59,8 +59,10 @@ def _ports(component):
     return ports
 
 
-def to_verilog(component, name):
-    """Verilog text of ``component`` with top module ``name``.
+def to_verilog(component, name, platform=None):
+    """Verilog text of ``component`` with top module ``name``, elaborated for ``platform``
+    (``None``: no target; ``"ecp5"`` / ``"ice40"`` for the FPGA flow,
+    :func:`ahasd.hw.construction.on_fpga`).
 
     ``emit_src=False`` keeps source paths of this machine out of the generated file, so that the
     output is the same everywhere.
@@ -75,7 +77,7 @@ def to_verilog(component, name):
                     else PortDirection.Output)
              for name, member, value in _ports(component)}
     return _sorted_module_headers(verilog.convert(component, name=name, ports=ports,
-                                                  emit_src=False))
+                                                  emit_src=False, platform=platform))
 
 
 _MODULE_HEADER = re.compile(r"^(module\s+\S+\s*\()([^;]*?)(\);)", re.MULTILINE | re.DOTALL)

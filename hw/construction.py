@@ -1,4 +1,5 @@
-"""Parameter validation inside an Amaranth component's constructor.
+"""Parameter validation inside an Amaranth component's constructor, and the target a block is
+elaborated for (:func:`on_fpga`).
 
 Amaranth warns (``UnusedElaboratable``) at garbage collection about every elaboratable that was
 created and never elaborated, and it creates the object before ``__init__`` runs, so a component
@@ -12,7 +13,7 @@ import contextlib
 
 from ahasd.hw.compat import silence_unused
 
-__all__ = ["rejecting_construction"]
+__all__ = ["rejecting_construction", "FPGA_TARGETS", "on_fpga"]
 
 
 @contextlib.contextmanager
@@ -33,3 +34,17 @@ def rejecting_construction(component):
     except Exception:
         silence_unused(component)
         raise
+
+
+#: The ``platform`` names the FPGA flow elaborates blocks for (:mod:`ahasd.synth.fpga_report`
+#: passes the family): a block may build its arithmetic for the target's resources.
+FPGA_TARGETS = ("ecp5", "ice40")
+
+
+def on_fpga(platform):
+    """Whether ``platform`` (the argument of ``elaborate``) is an FPGA: a family name of
+    :data:`FPGA_TARGETS`, or an Amaranth platform object (a board build). ``None`` (plain
+    Verilog, the 28 nm flows, simulation) and ``"formal"`` are not."""
+    if platform is None or isinstance(platform, str):
+        return platform in FPGA_TARGETS
+    return True

@@ -172,7 +172,7 @@ def _xor(terms):
     return result
 
 
-def gray_difference(m, gray, b, name="gray_diff"):
+def gray_difference(m, gray, b, name="gray_diff", *, carry_select=True):
     """``(binary(gray) - b) mod 2**width`` and ``binary(gray)`` (``width = len(gray)``), the Gray
     decode overlapped with the subtraction. Returns ``(difference, binary)``.
 
@@ -183,12 +183,16 @@ def gray_difference(m, gray, b, name="gray_diff"):
     ``h - b - 1 = ~(b - h)``); ``P`` selects the lower one and its borrow the upper one (carry
     select). Each candidate is a carry chain of half the width (ripple gates at 28 nm, a carry
     chain on an FPGA); the inverted forms keep Yosys's ``opt_share`` from merging a pair back
-    into one adder behind the multiplexer (the chain with the select as its carry in)."""
+    into one adder behind the multiplexer (the chain with the select as its carry in).
+
+    With ``carry_select=False`` the difference is one subtraction after the whole decode: on an
+    FPGA one carry chain, whose outputs a register takes in the chain's own slices, where the
+    halves' select would stand between the chains and a register placed by its readers."""
     gray = Value.cast(gray)
     width = len(gray)
     b = Cat(*_bits(b, width))
     bits = _bits(gray, width)
-    if width < 8:
+    if width < 8 or not carry_select:
         seen = _suffix_xor(m, bits, f"{name}_dec")
         return (seen - b)[:width], seen
     half = width // 2

@@ -18,10 +18,12 @@ from ahasd.synth import verilator
 __all__ = ["block_verilog", "write_verilog", "write_core"]
 
 
-def block_verilog(name, path, params=None, top=None):
+def block_verilog(name, path, params=None, top=None, platform=None):
     """Write the Verilog of block ``name`` (constructor ``params``; top module ``top``, default
-    ``name``) to ``path``; return the path."""
-    return atomic_write_text(path, to_verilog(make_block(name, **(params or {})), top or name))
+    ``name``; elaborated for ``platform``, :func:`ahasd.hw.blocks.to_verilog`) to ``path``;
+    return the path."""
+    return atomic_write_text(path, to_verilog(make_block(name, **(params or {})), top or name,
+                                              platform))
 
 
 def write_verilog(name, folder, lint=True, params=None, top=None):

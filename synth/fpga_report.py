@@ -51,7 +51,9 @@ def fpga_report(name, family, build_dir, *, params=None, top=None, reuse=True, *
     options = {**options, "speed": check_speed(family, options.get("speed"))}
     work = Path(build_dir) / family / build_folder(top, family, options)
     work.mkdir(parents=True, exist_ok=True)
-    verilog = block_verilog(name, work / f"{top}.v", params, top)
+    # Elaborated for the family: blocks may build arithmetic for an FPGA's carry chains
+    # (ahasd.hw.construction.on_fpga; the crossing counters' subtraction).
+    verilog = block_verilog(name, work / f"{top}.v", params, top, platform=family)
     key = result_key(verilog.read_text(), top, family, options)
     saved = work / "result.json"
     if reuse and saved.is_file():

@@ -75,14 +75,16 @@ def _binary_of_gray(g):
     return value
 
 
+@pytest.mark.parametrize("carry_select", [True, False])
 @pytest.mark.parametrize("width", [1, 3, 8, 16, 32, 33])
-def test_gray_difference_against_integers(width):
+def test_gray_difference_against_integers(width, carry_select):
     """``gray_difference`` is the Gray code's binary value minus ``b`` (and that value), for
-    both parities of the upper half and both borrows between the halves."""
+    both parities of the upper half and both borrows between the halves; built with the carry
+    select (28 nm) and as one subtraction (FPGA)."""
     gray, b = Signal(width), Signal(width)
     diff, seen = Signal(width), Signal(width)
     m = Module()
-    difference, binary = prefix.gray_difference(m, gray, b)
+    difference, binary = prefix.gray_difference(m, gray, b, carry_select=carry_select)
     m.d.comb += [diff.eq(difference), seen.eq(binary)]
     mask = (1 << width) - 1
     rng = random.Random(100 + width)
