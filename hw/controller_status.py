@@ -97,10 +97,15 @@ def interrupts(m, ctl, regs, s):
     # decision's stop, and the counter's enable is then off their path). The clear is not
     # delayed: it drops the increment in flight, and an event in the clear's own cycle is
     # dropped as before, so the count after a clear is the same.
+    # Each source's enabled event is registered apart and the registers are ORed after (the
+    # same increment in the same cycle as one register of the OR), so a late event (a queue's
+    # level against its threshold, an EDC decision) ends in a flip-flop of its own, not in the
+    # OR of all sources.
+    counted = Signal(len(INTERRUPTS))
+    m.d.sync += counted.eq(Cat(*(events[n] & getattr(regs.int_enable, n) for n in INTERRUPTS))
+                           & ~regs.ctrl.clear_counters.replicate(len(INTERRUPTS)))
     count_incr = Signal()
-    m.d.sync += count_incr.eq(
-        Cat(*(events[n] & getattr(regs.int_enable, n) for n in INTERRUPTS)).any()
-        & ~regs.ctrl.clear_counters)
+    m.d.comb += count_incr.eq(counted.any())
     m.d.comb += [
         ctl.irq.eq(Cat(*(getattr(regs.int_status, n) & getattr(regs.int_enable, n)
                          for n in INTERRUPTS)).any()),

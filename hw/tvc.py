@@ -348,16 +348,21 @@ class TVC(wiring.Component):
         rec_start = Signal()
         pend_abort = Signal()
         pend_sat = Signal()             # the previous cycle wrote a saturated ratio
+        pend_aborted = Signal()         # a preset of its table stopped the previous check cycle
         m.d.comb += [
             rec_start.eq(rec_accept & rec_ok),
             pend_abort.eq((load & div_sel).any()),
-            div.abort.eq(pend_abort | pend_sat),
-            div.start.eq(pend & ~pend_abort),
+            # The divider starts in every check cycle (`pend`, a register, no preset before
+            # its enables); one a preset of its table stops there is aborted in the next
+            # cycle (`pend_aborted`), as a saturating one is (`pend_sat`).
+            div.abort.eq(pend_abort | pend_sat | pend_aborted),
+            div.start.eq(pend),
             div.dividend.eq(numerator[0]),
             div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
         ]
-        m.d.sync += [pend.eq(rec_start), pend_sat.eq(~pend_abort & pend_over)]
+        m.d.sync += [pend.eq(rec_start), pend_sat.eq(~pend_abort & pend_over),
+                     pend_aborted.eq(pend & pend_abort)]
         # Next cycle: pend (a record started), or the divider started and not saturated, or it
         # goes on (not aborted, not done). While pend, the divider is idle.
         next_busy = Signal()
@@ -457,7 +462,7 @@ class TVC(wiring.Component):
         # divider's table wins over the write anyway, and a saturating record's division, which
         # `pend_sat` aborts, is in its first step), so that no preset reaches these enables
         # through the divider.
-        done = div.busy & div.last_step & ~pend_sat
+        done = div.busy & div.last_step & ~pend_sat & ~pend_aborted
         # The averages are written from registers only, whatever the check finds: in the
         # check cycle the record's table's average takes the saturated average, and a divided
         # record's takes its new average (chosen by the last quotient bit, registers through
