@@ -34,3 +34,12 @@ def test_a_rejected_component_does_not_warn():
 
 def test_a_built_and_dropped_component_warns():
     assert len(unused_warnings(lambda: UARTAXILiteBridge(divisor=4))) == 1
+
+
+def test_fpga_targets():
+    """The FPGA flow's family names and platform objects are FPGAs; no target and the formal
+    flow are not."""
+    from ahasd.hw.construction import FPGA_TARGETS, on_fpga
+    assert FPGA_TARGETS == ("ecp5", "ice40")
+    assert [on_fpga(p) for p in (None, "formal", "ecp5", "ice40", "xilinx", object())] == [
+        False, False, True, True, False, True]
