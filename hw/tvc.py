@@ -232,10 +232,10 @@ class TVC(wiring.Component):
         # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
         # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
         busy = Signal(1, init=1)
-        # `ready`: ~busy in a register of its own, for the handshakes outside (the controller's
-        # feedback queue, EDC and counters read it), `busy` for TVC's own logic: each placed
-        # beside its readers on an FPGA (kept apart in synthesis, synth/fpga.py).
-        ready = Signal(1, init=0, attrs={"keep": 1})
+        # `ready`: ~busy from registers of its own (below), for the handshakes outside (the
+        # controller's feedback queue, EDC and counters read it), `busy` for TVC's own logic:
+        # each placed beside its readers on an FPGA (kept apart in synthesis, synth/fpga.py).
+        ready = Signal()
         m.d.comb += [
             self.busy.eq(busy),
             self.decide.ready.eq(ready),
@@ -368,7 +368,14 @@ class TVC(wiring.Component):
         next_busy = Signal()
         m.d.comb += next_busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
                                  (div.busy & ~div.abort & ~div.done.valid))
-        m.d.sync += [busy.eq(next_busy), ready.eq(~next_busy)]
+        # `ready` is ready_unless_checked | pend_sat: its register leaves the saturation check
+        # out (as if no record saturated), and `pend_sat` (a register beside the check) adds it
+        # back, so the check ends in TVC and only registers reach the readers' OR.
+        ready_unchecked = Signal(1, init=0, attrs={"keep": 1})
+        m.d.sync += [busy.eq(next_busy),
+                     ready_unchecked.eq(~(rec_start | (pend & ~pend_abort) |
+                                          (div.busy & ~div.abort & ~div.done.valid)))]
+        m.d.comb += ready.eq(ready_unchecked | pend_sat)
         nvct = [src.payload.table == Table.NVCT for src in sources]
         plain = by_source([~is_nvct & (src.payload.cycles >= Cat(Const(0, shift), src.payload.length))
                            for is_nvct, src in zip(nvct, sources)])
