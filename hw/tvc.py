@@ -328,6 +328,19 @@ class TVC(wiring.Component):
             over_nvct = Const(0, 1)
         pend_over = Signal()
         m.d.comb += pend_over.eq(over_nvct | plain_sat.any())
+        # The quotient's first bit, numerator >= length << (steps - 1), checked beside the
+        # saturation in the same way (one place lower; `first_plain` at accept, the products'
+        # check per source in the check cycle): the divider's first step takes it from a
+        # register instead of forming the sign of its first remainder.
+        spare1 = spare + 1
+        pend_minus1 = Signal(max(spare1 + 1, 1))  # -(length mod 2**spare1) mod 2**(spare1 + 1)
+        first_plain = Signal()
+        use_first = Signal(len(sources))
+        if spare1 > 0:
+            firsts = [at_least(m, source, pend_minus1, nvct_shift - 1) for source in source_pieces]
+            first_nvct = Cat(*(use & fit for use, fit in zip(use_first, firsts))).any()
+        else:
+            first_nvct = Const(0, 1)
         pend_pieces = [(offset, Mux(pend_first, a, b)) for (offset, a), (_, b)
                        in zip(source_pieces[0], source_pieces[-1])]
         # The dividend as two rows: to_pim(cycles) is never resolved (the divider keeps them).
@@ -344,7 +357,8 @@ class TVC(wiring.Component):
                                 Mux(pend_nvct, to_pim[1][:p.pim_cycles_bits], 0))),
         ]
         m.submodules.divider = div = RecordDivider(
-            dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps)
+            dividend_width=p.numerator_bits, divisor_width=lb, quotient_bits=steps,
+            given_first_bit=True)
         rec_start = Signal()
         pend_abort = Signal()
         pend_sat = Signal()             # the previous cycle wrote a saturated ratio
@@ -360,6 +374,7 @@ class TVC(wiring.Component):
             div.dividend.eq(numerator[0]),
             div.dividend_carry.eq(numerator[1]),
             div.divisor.eq(pend_length),
+            div.first_bit.eq(first_nvct | first_plain),
         ]
         m.d.sync += [pend.eq(rec_start), pend_sat.eq(~pend_abort & pend_over),
                      pend_aborted.eq(pend & pend_abort)]
@@ -381,11 +396,22 @@ class TVC(wiring.Component):
                            for is_nvct, src in zip(nvct, sources)])
         m.d.sync += plain_sat.eq(Cat(rec_start & plain & (rec.table.as_value() == i)
                                      for i in range(len(TABLES))))
+        m.d.sync += first_plain.eq(rec_start & by_source([
+            ~is_nvct & (src.payload.cycles >= Cat(Const(0, shift - 1), src.payload.length))
+            for is_nvct, src in zip(nvct, sources)]))
         with m.If(~busy):
             m.d.sync += [div_sel.eq(Cat(rec.table.as_value() == i for i in range(len(TABLES)))),
                          pend_length.eq(rec.length)]
             if spare > 0:
                 m.d.sync += pend_minus.eq(-rec.length[:spare])
+            if spare1 > 0:
+                m.d.sync += pend_minus1.eq(-rec.length[:spare1])
+        if spare1 > 0:
+            small1 = [src.payload.length[spare1:] == 0 for src in sources]
+            uses1 = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small1)]
+            if self.second_record:
+                uses1 = [first & uses1[0], ~first & uses1[1]]
+            m.d.sync += use_first.eq(Cat(*(rec_start & use for use in uses1)))
         if spare > 0:
             small = [src.payload.length[spare:] == 0 for src in sources]
             uses = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small)]

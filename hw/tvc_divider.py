@@ -25,6 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ahasd.hw.carry_save import csa, sign_of_sum
 from ahasd.hw.construction import rejecting_construction
 from ahasd.hw.divider import check_divider_params, divider_members
+from ahasd.spec.params import check_bool
 
 __all__ = ["RecordDivider"]
 
@@ -48,7 +49,10 @@ class RecordDivider(wiring.Component):
     ``dividend + dividend_carry`` (two rows, below ``2**dividend_width``), so that it needs no
     adder before the divider. ``next_bit : Out(1)``: while busy, the quotient bit this step
     shifts into ``quotient`` (from the second step on, a register's output through one
-    multiplexer: see below). ``last_step : Out(1)``: a register, set while the step under way
+    multiplexer: see below). With ``given_first_bit``, ``first_bit : In(1)``: the quotient's
+    first (top) bit, ``dividend >= divisor << (quotient_bits - 1)``, given with ``start`` (the
+    TVC checks it beside its saturation check), so that no step forms a sign of its own.
+    ``last_step : Out(1)``: a register, set while the step under way
     is the last one (``done`` is that and ``busy`` and no ``abort``).
 
     The quotient is ``dividend // divisor`` when that fits in ``quotient_bits`` bits, i.e.
@@ -63,9 +67,11 @@ class RecordDivider(wiring.Component):
     restoring divider's bits, and no final correction is needed.
     """
 
-    def __init__(self, *, dividend_width, divisor_width, quotient_bits):
+    def __init__(self, *, dividend_width, divisor_width, quotient_bits, given_first_bit=False):
         with rejecting_construction(self):
             check_divider_params(dividend_width, divisor_width, quotient_bits, False, False)
+            check_bool("given_first_bit", given_first_bit)
+        self.given_first_bit = given_first_bit
         self.dividend_width = dividend_width
         self.divisor_width = divisor_width
         self.quotient_bits = quotient_bits
@@ -74,6 +80,8 @@ class RecordDivider(wiring.Component):
         members["dividend_carry"] = In(dividend_width)
         members["next_bit"] = Out(1)
         members["last_step"] = Out(1)
+        if given_first_bit:
+            members["first_bit"] = In(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -107,7 +115,7 @@ class RecordDivider(wiring.Component):
         # R_{k+1}'s sign, so from the second step on, the quotient bit of a step (`next_bit`)
         # comes from registers through one multiplexer: the TVC forms its new average from it a
         # step ahead, and its table and average writes wait only for that multiplexer. The
-        # first step forms its sign itself.
+        # first step forms its sign itself, or takes it from `first_bit` (given_first_bit).
         first = Signal()              # this step is the first (count == quotient_bits)
         last = Signal()               # this step is the last (count == 1)
         triple = Signal(dw + q)       # 3 * divisor * 2**(j - 1)
@@ -123,8 +131,15 @@ class RecordDivider(wiring.Component):
         looked_ahead = Signal()       # R_{k+1} < 0, from the last step's registers
         m.d.comb += looked_ahead.eq(Mux(negative, ahead[1], ahead[0]))
         new_negative = Signal()
+        if self.given_first_bit:    # the first quotient bit, taken at start
+            given = Signal()
+            with m.If(self.start):
+                m.d.sync += given.eq(~self.first_bit)
+            first_negative = given
+        else:
+            first_negative = sign_of_sum(next_s, next_c, w)
         m.d.comb += [
-            new_negative.eq(Mux(first, sign_of_sum(next_s, next_c, w), looked_ahead)),
+            new_negative.eq(Mux(first, first_negative, looked_ahead)),
             self.next_bit.eq(~looked_ahead),
         ]
         next_quo = Cat(~new_negative, quo[:-1])

@@ -37,6 +37,9 @@ def _set_operands(ctx, dut, n, d, *, inverted=False):
     if len(rows) == 2:
         ctx.set(dut.dividend_carry, value(rows[1], dut.dividend_width))
     ctx.set(dut.divisor, value(d, dut.divisor_width))
+    if getattr(dut, "given_first_bit", False):   # the quotient's top bit, given with start
+        top = int(sum(rows) >= d << (dut.quotient_bits - 1))
+        ctx.set(dut.first_bit, 1 - top if inverted else top)
 
 
 def run(dut, cases):

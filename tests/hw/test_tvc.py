@@ -499,3 +499,28 @@ def test_averages_read_back_while_a_record_divides():
         out = await c.step(preset__load=0)
         assert not out["busy"] and out["average__nvct"] == 42
     directed(test)
+
+
+@pytest.mark.parametrize("table", ["pdct", "nvct"])
+def test_first_quotient_bit_boundary(table):
+    """The quotient's first bit is checked beside the saturation (for PDCT in the accept cycle,
+    for NVCT from the products): ratios of 2**31 - 1, 2**31 and just above, for two lengths,
+    divide as the golden model does (``freq_ratio`` 1.0: an NVCT record's cycles are PIM
+    cycles)."""
+    p = TVCParams()
+    golden = GoldenTVC()
+    golden.freq_ratio = 1 << 14
+
+    async def test(c):
+        for length in (1, 3):
+            for delta in (-1, 0, 1):
+                cycles = (length << (p.ratio_bits - 9)) + delta  # cycles * 256 / length ~ 2**31
+                golden.preset(table, 0)
+                await c.step(**{f"preset__{table}": 0}, freq_ratio=1 << 14,
+                             preset__load=1 << ("nvct", "pdct", "pvct").index(table))
+                golden.record(table, cycles, length)
+                out = await c.step(**c.record(table, cycles, length), preset__load=0)
+                assert out["record__ready"]
+                out = await c.until_idle()
+                assert out[f"average__{table}"] == golden.average(table), (length, delta)
+    directed(test)

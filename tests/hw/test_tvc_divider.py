@@ -9,6 +9,7 @@ from ahasd.hw.tvc_divider import RecordDivider
 from ahasd.tb.dividers import abort_and_restart, run
 
 
+@pytest.mark.parametrize("given", [False, True], ids=["own_first_bit", "given_first_bit"])
 @pytest.mark.parametrize("n_bits, d_bits, q", [
     (7, 3, 4),
     (6, 4, 3),
@@ -16,8 +17,9 @@ from ahasd.tb.dividers import abort_and_restart, run
     (5, 5, 5),       # quotient as wide as the dividend
     (6, 2, 1),       # one step
 ])
-def test_every_pair_that_fits(n_bits, d_bits, q):
-    dut = RecordDivider(dividend_width=n_bits, divisor_width=d_bits, quotient_bits=q)
+def test_every_pair_that_fits(n_bits, d_bits, q, given):
+    dut = RecordDivider(dividend_width=n_bits, divisor_width=d_bits, quotient_bits=q,
+                        given_first_bit=given)
     cases = []
     for n in range(2**n_bits):
         for d in range(1, 2**d_bits):
