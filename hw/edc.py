@@ -4,7 +4,7 @@ The golden model is :class:`ahasd.sim.blocks.edc.EDC`; this block matches it dec
 including the same-cycle rule (a verify is applied before a draft in the same cycle).
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth import Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -274,12 +274,22 @@ class EDC(wiring.Component):
         count_nz = Signal()
         m.d.comb += count_nz.eq(count != 0)
 
+        # The selected values before the late selects are signals kept through synthesis
+        # (`keep`): a mapping for depth (ABC9 on an FPGA) sees every input arrive at once and
+        # would fold the early selects into the late ones; kept apart, the late handshakes
+        # meet one level of multiplexers (on ECP5 a LUT pair and its PFU multiplexer).
+        def kept(value, name):
+            signal = Signal(len(Value.cast(value)), name=name, attrs={"keep": 1})
+            m.d.comb += signal.eq(value)
+            return signal
+
         def select(key, d=None):
             def by_verify(d):
-                verified = Mux(count_nz, Mux(verify_full, cases["accept", d][key],
-                                             cases["reject", d][key]),
-                               cases[None, d][key])
-                return Mux(self.verify.valid, verified, cases[None, d][key])
+                verified = kept(Mux(count_nz, Mux(verify_full, cases["accept", d][key],
+                                                  cases["reject", d][key]),
+                                    cases[None, d][key]), f"{key}_verified_{d}")
+                idle = kept(cases[None, d][key], f"{key}_idle_{d}")
+                return Mux(self.verify.valid, verified, idle)
             return by_verify(d) if d is not None else Mux(draft, by_verify(1), by_verify(0))
 
         nxt = {k: select(k) for k in cases[None, 0]}

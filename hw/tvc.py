@@ -218,20 +218,19 @@ class TVC(wiring.Component):
         tables = {name: [Signal(rb, name=f"{name}_{i}") for i in range(p.depth)]
                   for name in TABLES}
         slots = {name: Signal(p.depth, init=1, name=f"{name}_slot") for name in TABLES}
-        # The entry whose value is not final (the entries that stay are the others): the write
-        # position, except from a dividing record's check cycle to its last step, when it is
-        # the position the division writes (the write position has moved on in the check
-        # cycle, whatever the check finds).
-        writes = {name: Signal(p.depth, init=1, name=f"{name}_writing") for name in TABLES}
+        # The position a record's division writes: the write position as it was at the record's
+        # check cycle (the write position moves on in every check cycle, whatever the check
+        # finds). A division's sums leave its entry out (it holds the saturated ratio until the
+        # quotient replaces it), a next record's sums the entry at the write position.
+        dividing_at = {name: Signal(p.depth, init=1, name=f"{name}_dividing") for name in TABLES}
         averages = {name: Signal(rb, name=f"avg_{name}") for name in TABLES}
 
         # The tables take the preset CSRs in the first cycle after reset.
         init = Signal(init=1)
         m.d.sync += init.eq(0)
 
-        # busy = init | pend | (div.busy & ~pend_sat), registered: the value of the next cycle
-        # is set below, so that `ready` is a flip-flop's output (no logic on the handshake).
-        busy = Signal(1, init=1)
+        # busy = init | pend | (div.busy & ~pend_sat): its value is formed below from registers.
+        busy = Signal()
         # `ready`: ~busy from registers of its own (below), for the handshakes outside (the
         # controller's feedback queue, EDC and counters read it), `busy` for TVC's own logic:
         # each placed beside its readers on an FPGA (kept apart in synthesis, synth/fpga.py).
@@ -315,11 +314,11 @@ class TVC(wiring.Component):
         top = max(offset + len(product) for offset, product in source_pieces[0])
         spare = top - nvct_shift
         pend_minus = Signal(max(spare + 1, 1))   # -(length mod 2**spare) mod 2**(spare + 1)
-        # Registered at accept, set only for a record that starts: `plain_sat` (per table, a
-        # PDCT or PVCT record that saturates) and which source's product check counts
+        # Registered at accept, set only for a record that starts: `plain_sat` (a PDCT or PVCT
+        # record that saturates) and which source's product check counts
         # (`use_check`: an NVCT record of a length that can saturate), so that the check cycle
         # combines each product check with one register and needs no `pend`.
-        plain_sat = Signal(len(TABLES))
+        plain_sat = Signal()
         use_check = Signal(len(sources))
         if spare > 0:
             fits = [at_least(m, source, pend_minus, nvct_shift) for source in source_pieces]
@@ -327,7 +326,7 @@ class TVC(wiring.Component):
         else:
             over_nvct = Const(0, 1)
         pend_over = Signal()
-        m.d.comb += pend_over.eq(over_nvct | plain_sat.any())
+        m.d.comb += pend_over.eq(over_nvct | plain_sat)
         # The quotient's first bit, numerator >= length << (steps - 1), checked beside the
         # saturation in the same way (one place lower; `first_plain` at accept, the products'
         # check per source in the check cycle): the divider's first step takes it from a
@@ -380,22 +379,22 @@ class TVC(wiring.Component):
                      pend_aborted.eq(pend & pend_abort)]
         # Next cycle: pend (a record started), or the divider started and not saturated, or it
         # goes on (not aborted, not done). While pend, the divider is idle.
-        next_busy = Signal()
-        m.d.comb += next_busy.eq(rec_start | (pend & ~pend_abort & ~pend_over) |
-                                 (div.busy & ~div.abort & ~div.done.valid))
-        # `ready` is ready_unless_checked | pend_sat: its register leaves the saturation check
-        # out (as if no record saturated), and `pend_sat` (a register beside the check) adds it
-        # back, so the check ends in TVC and only registers reach the readers' OR.
+        # `busy` and `ready` come from registers that leave the saturation check out (as if no
+        # record saturated) and `pend_sat` (the check's register) corrects them in the cycle
+        # after it: the check ends in one register, and only registers reach busy's readers.
+        # `ready` has registers of its own (kept apart from `busy_unchecked`).
+        next_busy_unchecked = Signal()
+        m.d.comb += next_busy_unchecked.eq(rec_start | (pend & ~pend_abort) |
+                                           (div.busy & ~div.abort & ~div.done.valid))
+        busy_unchecked = Signal(1, init=1)
         ready_unchecked = Signal(1, init=0, attrs={"keep": 1})
-        m.d.sync += [busy.eq(next_busy),
-                     ready_unchecked.eq(~(rec_start | (pend & ~pend_abort) |
-                                          (div.busy & ~div.abort & ~div.done.valid)))]
-        m.d.comb += ready.eq(ready_unchecked | pend_sat)
+        m.d.sync += [busy_unchecked.eq(next_busy_unchecked),
+                     ready_unchecked.eq(~next_busy_unchecked)]
+        m.d.comb += [busy.eq(busy_unchecked & ~pend_sat), ready.eq(ready_unchecked | pend_sat)]
         nvct = [src.payload.table == Table.NVCT for src in sources]
         plain = by_source([~is_nvct & (src.payload.cycles >= Cat(Const(0, shift), src.payload.length))
                            for is_nvct, src in zip(nvct, sources)])
-        m.d.sync += plain_sat.eq(Cat(rec_start & plain & (rec.table.as_value() == i)
-                                     for i in range(len(TABLES))))
+        m.d.sync += plain_sat.eq(rec_start & plain)
         m.d.sync += first_plain.eq(rec_start & by_source([
             ~is_nvct & (src.payload.cycles >= Cat(Const(0, shift - 1), src.payload.length))
             for is_nvct, src in zip(nvct, sources)]))
@@ -436,9 +435,11 @@ class TVC(wiring.Component):
             kept_rows = [Signal(width, name=f"kept_{name}_{row}") for row in "sc"]
             sat_low = Signal(lo + 1, name=f"saturated_{name}_lo")
             sat_high = [Signal(width - lo, name=f"saturated_{name}_hi_{row}") for row in "sc"]
-            now = csa_tree(m, [Mux(writes[name][i], 0, entry)
+            now = csa_tree(m, [Mux(dividing_at[name][i], 0, entry)
                                for i, entry in enumerate(tables[name])], width)
-            sat = csa(*now, ones, width)
+            staying = csa_tree(m, [Mux(slot_bit, 0, entry)
+                                   for slot_bit, entry in zip(slots[name], tables[name])], width)
+            sat = csa(*staying, ones, width)
             m.d.sync += [r.eq(v) for r, v in zip(kept_rows, now)]
             m.d.sync += [sat_low.eq(sat[0][:lo] + sat[1][:lo]),
                          *(r.eq(v[lo:]) for r, v in zip(sat_high, sat))]
@@ -513,33 +514,33 @@ class TVC(wiring.Component):
             preset = getattr(self.preset, name)
             slot = slots[name]
             mine = div_sel[index]
-            # A saturating write of this table: only NVCT's waits for a product check.
-            over = over_nvct if index == Table.NVCT.value else plain_sat[index]
-            writing = writes[name]
+            dividing = dividing_at[name]
             speculating = Signal(name=f"speculating_{name}")
             with m.If(load[index]):
                 m.d.sync += [entry.eq(preset) for entry in entries]
-            with m.Elif((pend | done) & mine):
+            with m.Elif(pend & mine):
                 for i, entry in enumerate(entries):
-                    with m.If(writing[i]):
-                        m.d.sync += entry.eq(Mux(pend, ones, quotient))
+                    with m.If(slot[i]):
+                        m.d.sync += entry.eq(ones)
+            with m.Elif(done & mine):
+                for i, entry in enumerate(entries):
+                    with m.If(dividing[i]):
+                        m.d.sync += entry.eq(quotient)
             with m.If(pend & mine):
-                m.d.sync += slot.eq(slot.rotate_left(1))
-            with m.If(over):    # a saturated entry is final: the next position is open
-                m.d.sync += writing.eq(slot.rotate_left(1))
-            with m.Elif(~busy | (done & mine)):
-                m.d.sync += writing.eq(slot)
+                m.d.sync += [slot.eq(slot.rotate_left(1)), dividing.eq(slot)]
             with m.If(load[index]):
                 m.d.sync += averages[name].eq(preset)
             with m.Elif(pend & mine):
                 m.d.sync += averages[name].eq(saturated[index])
             with m.Elif(done & mine):
                 m.d.sync += averages[name].eq(new_average)
-            # Speculating from a dividing record's check cycle to its last step (or a preset
-            # of the table): the average register holds the saturated value meanwhile.
-            m.d.sync += speculating.eq(~load[index] &
-                                       ((pend & mine & ~over) | (speculating & ~(done & mine))))
-            m.d.comb += getattr(self.average, name).eq(Mux(speculating, before, averages[name]))
+            # Speculating from a record's check cycle to its division's last step (or a preset
+            # of the table), unless the check found it saturating (`pend_sat`, the cycle after):
+            # the average register holds the saturated value meanwhile.
+            m.d.sync += speculating.eq(~load[index] & ~pend_sat &
+                                       ((pend & mine) | (speculating & ~(done & mine))))
+            m.d.comb += getattr(self.average, name).eq(
+                Mux(speculating & ~pend_sat, before, averages[name]))
 
         decisions(m, p, averages=averages, decide=self.decide, freq_ratio=self.freq_ratio,
                   result=self.result)

@@ -145,7 +145,6 @@ hierarchy -check -top {top}
 {keep}
 proc
 setattr -set keep 1 w:* a:keep %i %ci1:+$dff[Q] t:$dff %i
-setattr -unset keep w:* a:keep %i
 synth_{family} -top {top} {dsp}
 setattr -mod -unset keep_hierarchy
 flatten
@@ -158,10 +157,7 @@ write_json netlist.json
 # own. Yosys merges flip-flops with the same inputs (`opt_merge`) even when their signals carry
 # `keep`; the attribute on the flip-flop cell itself stops that. The RTL marks copies of a
 # register that drive far-apart logic (a copy beside each group of readers: the TVC's
-# `ready`), which an FPGA place-and-route then places apart. The `keep` of combinational
-# signals is then dropped: it holds logic levels as written through the 28 nm flow's
-# area-oriented ABC mapping (the crossing counters' Gray decode, `ahasd.hw.prefix`), while
-# the FPGA flow's ABC9 maps for depth and finds the shallower LUT tree itself.
+# `ready`), which an FPGA place-and-route then places apart.
 
 #: CPU-time budget (seconds of the yosys process, not wall clock: the FPGA tables must not
 #: depend on the machine's load) of the LUT-multiplier resynthesis of a block that has too few
