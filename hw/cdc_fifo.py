@@ -39,6 +39,12 @@ how the next state is computed, neither of which changes a value any port shows 
   local pointer and with the local pointer plus the threshold (a sum of registers), side by
   side: two short comparisons after the Gray decode instead of a subtraction and then a
   comparison (the controller's queue threshold interrupts).
+* **Level copy.** ``r_level`` and its threshold checks decode a second copy of the write
+  pointer's synchroniser output: a flop beside ``produce_r_gry`` sampling the same first
+  flop, so the level's readers (the controller's status registers, far from the FIFO's own
+  logic) have a register of their own. In every cycle it holds the value ``produce_r_gry``
+  holds; only after a metastable first flop can the two resolve apart, each to the old or the
+  new pointer (Gray code), which the level shows one cycle later than the flags at most.
 """
 
 from amaranth import Cat, Const, Module, Mux, ResetSignal, Signal, Value
@@ -172,8 +178,6 @@ class AsyncFIFO(fifo.AsyncFIFO):
 
         consume_w_bin = Signal(bits)
         m.d[w] += consume_w_bin.eq(gray_decode(consume_w_gry))
-        produce_r_bin = Signal(bits)
-        m.d.comb += produce_r_bin.eq(gray_decode(produce_r_gry))
 
         def full(produce_gry, consume_gry):
             return ((produce_gry[-1] != consume_gry[-1]) &
@@ -206,17 +210,24 @@ class AsyncFIFO(fifo.AsyncFIFO):
         r_empty = Signal()
         m.d.comb += r_empty.eq(r_equal | r_rst)
         m.d[w] += self.w_level.eq(produce_w_bin - consume_w_bin)
-        m.d.comb += self.r_level.eq(produce_r_bin - consume_r_bin)
+        # The level's own copy of the synchroniser's last flop (module docstring, "Level copy"):
+        # the same value as ``produce_r_gry`` in every cycle, a register of its own (``keep``)
+        # that place and route puts beside the level's readers.
+        produce_r_gry_level = Signal(bits, reset_less=True, attrs={"keep": 1})
+        m.d[r] += produce_r_gry_level.eq(produce_next)
+        level_bin = Signal(bits)
+        m.d.comb += level_bin.eq(gray_decode(produce_r_gry_level))
+        m.d.comb += self.r_level.eq(level_bin - consume_r_bin)
         for threshold, reached in self._level_checks:
             # r_level >= threshold (r_level_at_least): a threshold of 2**bits or more is never
             # reached; below, K and its carry k come from registers alone.
             low = threshold[:bits]
             biased = Signal(bits + 1, name=f"{reached.name}_bias")   # Cat(K, k)
             m.d.comb += biased.eq(consume_r_bin + low)
-            ahead = produce_r_bin >= biased[:bits]                     # produce >= K
+            ahead = level_bin >= biased[:bits]                         # produce >= K
             carry = biased[bits]
             fits = (threshold[bits:] == 0) if len(threshold) > bits else Const(1, 1)
-            m.d.comb += reached.eq(fits & Mux(produce_r_bin >= consume_r_bin,
+            m.d.comb += reached.eq(fits & Mux(level_bin >= consume_r_bin,
                                               ahead & ~carry, ahead | ~carry))
 
         # Two copies of the storage, written alike, one read at the pointer and one at the
@@ -289,5 +300,6 @@ class AsyncFIFO(fifo.AsyncFIFO):
                     Assume(w_full_zero == full(Const(0, bits), consume_w_gry)),
                     Assume(produce_w_moved == (produce_w_gry != 0)),
                     Assume(r_equal == (consume_r_gry == produce_r_gry)),
+                    Assume(produce_r_gry_level == produce_r_gry),
                 ]
         return m
