@@ -113,20 +113,18 @@ class TVC(wiring.Component):
 
     Timing
     ------
-    No divider and no multiplier by ``L`` on the decision path. The averages are registers
-    (written as below); the
-    thresholds ``L * avg(PVCT) + (avg(PDCT) >> 8) * 256`` (one per length) are registered two
-    cycles behind the tables, so that stage 3 of a decide compares against the tables of its
-    accept cycle (each a row sum, its low half resolved in the first of those cycles, its high
-    half in the second). Three register stages, none with a carry chain
-    wider than a comparison's: (1) the products ``A = avg(NVCT) * kv_len`` and
-    ``B = now * freq_ratio`` as carry-save row pairs (a full-adder tree of the partial products
-    each), and the thermometer ``pending >= L``; (2) ``C_left = floor(A / 256) -
-    floor(B / 2**14)`` as a row pair (the floors: the rows shifted plus the carry out of their
-    low bits, a comparison); (3) per length, the sign of ``C_left * 256 - threshold(L)`` (one
-    full-adder level, the sign as a comparison: the same condition as
-    ``L * avg(PVCT) <= C_left * 256``), AND the pending thermometer, and its count. One decide
-    per cycle while not busy; the decisions, the latencies and the ordering are unchanged.
+    No divider, no multiplier by ``L`` and no word adder wider than half a bound on the
+    decision path (:mod:`ahasd.hw.tvc_decisions`; docs/tvc.md, "Decision pipeline"). The
+    averages are registers written with their table, and each length's bound (the negated
+    ``threshold(L) = L * avg(PVCT) + (avg(PDCT) >> 8) * 256``) is formed from them when a table
+    changes, not when a decide asks. Three register stages: (1) the products
+    ``A = avg(NVCT) * kv_len`` and ``B = now * freq_ratio`` as 8 x 16-bit pieces into registers
+    (one MULT18X18D each on ECP5) and the thermometer ``pending >= L``; (2) a full-adder tree of
+    the pieces' floors as nonnegative rows, ending per length in one full-adder level with its
+    bound (0 where ``pending < L``); (3) per length one ``>=`` comparison of two registers
+    (``L * avg(PVCT) <= C_left * 256``) and the count of the thermometer code of the lengths that
+    fit. One decide per cycle while not busy; the decisions, the latencies and the ordering are
+    those of the golden model.
 
     The record side has no word adder either, and no late signal reaches a wide enable
     (ECP5). Each table is a ring of entries with a one-hot write position (a write enables one
@@ -138,13 +136,18 @@ class TVC(wiring.Component):
     (steps - 8)`` as the sign of one sum (the pieces' full-adder tree with ``~(length << ...) +
     1``, the sign as a comparison); the entry at the write position takes the saturated ratio
     whatever the check finds, and the divider starts whatever it finds (a saturating division
-    is aborted in the next cycle), so the check drives a few flip-flops only. The divider
+    is aborted in the next cycle), so the check drives a few flip-flops only: ``busy`` and
+    ``ready`` are registers that leave the check out, corrected by its one register
+    (``pend_sat``). The divider
     (:class:`ahasd.hw.tvc_divider.RecordDivider`, non-restoring) takes ``to_pim(cycles) * 256``
     as two carry-save rows, never resolved, writes its remainder rows in every step (one
     full-adder level) and looks each sign ahead a step, so a quotient bit comes from registers
-    through one multiplexer; its quotient replaces the entry in the last step. The entries that
-    stay are summed as carry-save rows every cycle; the new average's candidates (last bit 0
-    and 1) are registered a step ahead. The averages are written from registers only: the
+    through one multiplexer (the first bit checked beside the saturation and given with the
+    start); its quotient replaces the entry in the last step, at the position the table's
+    division started at (held per table: the write position moves on in every check cycle).
+    The entries are summed as carry-save rows every cycle, once without the write position
+    (the saturation) and once without the dividing position (the new average, whose
+    candidates for the last bit 0 and 1 are registered a step ahead). The averages are written from registers only: the
     record's table's average takes the saturated average in the check cycle, whatever the check
     finds, and a divided record's new average in the last step; meanwhile the average register
     holds the saturated value, which nothing reads (decides wait while busy), and the
@@ -405,18 +408,15 @@ class TVC(wiring.Component):
                 m.d.sync += pend_minus.eq(-rec.length[:spare])
             if spare1 > 0:
                 m.d.sync += pend_minus1.eq(-rec.length[:spare1])
-        if spare1 > 0:
-            small1 = [src.payload.length[spare1:] == 0 for src in sources]
-            uses1 = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small1)]
-            if self.second_record:
-                uses1 = [first & uses1[0], ~first & uses1[1]]
-            m.d.sync += use_first.eq(Cat(*(rec_start & use for use in uses1)))
-        if spare > 0:
-            small = [src.payload.length[spare:] == 0 for src in sources]
-            uses = [is_nvct & is_small for is_nvct, is_small in zip(nvct, small)]
-            if self.second_record:
-                uses = [first & uses[0], ~first & uses[1]]
-            m.d.sync += use_check.eq(Cat(*(rec_start & use for use in uses)))
+        # Which source's product check counts: an NVCT record whose length fits the check's
+        # spare bits, of the source that starts.
+        for register, spare_bits in ((use_first, spare1), (use_check, spare)):
+            if spare_bits > 0:
+                uses = [is_nvct & (src.payload.length[spare_bits:] == 0)
+                        for is_nvct, src in zip(nvct, sources)]
+                if self.second_record:
+                    uses = [first & uses[0], ~first & uses[1]]
+                m.d.sync += register.eq(Cat(*(rec_start & use for use in uses)))
 
         # The new average of the divider's table, ready as the last quotient bit arrives. The
         # entries that stay (all but the one at the write position) are summed as two

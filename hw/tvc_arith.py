@@ -20,13 +20,19 @@ def times_terms(value, factor, width):
     """Operands whose sum is ``value * factor`` modulo ``2**width`` for a constant ``factor >=
     1``: its non-adjacent form's shifted ``value`` terms, each negative one as its complement
     plus one (the ones as a constant operand), so that synthesis spends no multiplier on it."""
+    return _signed_terms(value, factor, width, negate=False)
+
+
+def _signed_terms(value, factor, width, *, negate):
+    """``(-1 if negate else 1) * value * factor`` as :func:`times_terms` forms it: a term of a
+    negative digit (after ``negate``) is the complement, and the ones are one constant."""
     terms, ones = [], 0
     shift = 0
     while factor:
         if factor & 1:
             digit = 2 - (factor & 3)
             term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
-            if digit > 0:
+            if (digit > 0) != negate:
                 terms.append(term[:width])
             else:
                 terms.append(~term[:width])
@@ -119,21 +125,7 @@ def minus_times_terms(value, factor, width):
     """Operands whose sum is ``-value * factor`` modulo ``2**width`` for a constant ``factor >=
     1``: :func:`times_terms`' non-adjacent form with each digit's sign turned (a positive term
     as its complement plus one, the ones as a constant operand)."""
-    terms, ones = [], 0
-    shift = 0
-    while factor:
-        if factor & 1:
-            digit = 2 - (factor & 3)
-            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
-            if digit > 0:
-                terms.append(~term[:width])
-                ones += 1
-            else:
-                terms.append(term[:width])
-            factor -= digit
-        factor >>= 1
-        shift += 1
-    return terms + ([ones] if ones else [])
+    return _signed_terms(value, factor, width, negate=True)
 
 
 def floor_pieces(products, shift):
