@@ -114,33 +114,56 @@ def endpoints(sdf_text, clock_of=None):
                 ready.append(dst)
     if seen != len(nodes):
         raise ValueError(f"{len(nodes) - seen} SDF pins lie on combinational loops")
-    def clock(cell):     # a packed part of a cell (LUT RAM) is named <cell>$<part>
-        return clock_of.get(cell, clock_of.get(cell.split("$")[0]))
+    def clock(cell, pin):
+        # A block RAM's pin belongs to port A or B (the letter before its bit number: DIA3,
+        # ADB9, WEA); a packed part of a cell (LUT RAM) is named <cell>$<part>.
+        side = (cell, pin.rstrip("0123456789")[-1:])
+        if side in clock_of:
+            return clock_of[side]
+        return clock_of.get(cell, clock_of.get(cell.rsplit("$", 1)[0]))
 
-    return [Endpoint(clock(cell), cell, pin,
+    return [Endpoint(clock(cell, pin), cell, pin,
                      round((arrival[(cell, pin)] + delay) * unit_ns, 4), start[(cell, pin)])
             for (cell, pin), delay in setup.items() if (cell, pin) in arrival]
 
 
-#: ECP5 cells with a clock, and the clock's port: flip-flops and LUT RAM (whose write port
-#: nextpnr splits into cells named ``<cell>$DPRAM_COMB<i>`` / ``<cell>$RAMW_SLICE``).
-CLOCKED = {"TRELLIS_FF": "CLK", "TRELLIS_DPR16X4": "WCK"}
+#: ECP5 cells with a clock, and the clock's port: flip-flops, LUT RAM (whose write port
+#: nextpnr splits into cells named ``<cell>$DPRAM_COMB<i>`` / ``<cell>$RAMW_SLICE``) and block
+#: RAM (a clock per port: its entries are keyed ``(cell, "A")`` and ``(cell, "B")``).
+CLOCKED = {"TRELLIS_FF": "CLK", "TRELLIS_DPR16X4": "WCK", "DP16KD": ("CLKA", "CLKB")}
 
 
 def clocks_of_flip_flops(netlist_path):
-    """``{cell: clock net}`` of the ECP5 flip-flops and LUT RAMs (:data:`CLOCKED`) of a yosys
-    JSON netlist."""
+    """``{cell: clock net}`` of the ECP5 flip-flops, LUT RAMs and block RAMs (:data:`CLOCKED`)
+    of a yosys JSON netlist. A clock net is named by the top-level port that drives it where there is one
+    (the name nextpnr reports the clock by), else by its shortest shown name. Cells are named
+    as the SDF names them: yosys writes a name that began with ``$`` in the Verilog it read
+    (an escaped identifier) with a leading backslash, which the SDF does not have."""
     design = json.loads(Path(netlist_path).read_text())
     modules = design["modules"]
     top = next((m for m in modules.values() if m.get("attributes", {}).get("top")),
                next(iter(modules.values())))
-    names = {}
+    ports = set(top.get("ports", {}))
+
+    def rank(name, net):     # lower is better: a port, then a shown name, then a short one
+        return (name not in ports, bool(net.get("hide_name", 0)), len(name), name)
+
+    best = {}
     for name, net in top["netnames"].items():
         for bit in net["bits"]:
-            if isinstance(bit, int) and (bit not in names or not net.get("hide_name", 0)):
-                names.setdefault(bit, name)
-    return {cell: names.get(spec["connections"][CLOCKED[spec["type"]]][0])
-            for cell, spec in top["cells"].items() if spec["type"] in CLOCKED}
+            if isinstance(bit, int):
+                key = rank(name, net)
+                if bit not in best or key < best[bit]:
+                    best[bit] = key
+    clocks = {}
+    for cell, spec in top["cells"].items():
+        ports = CLOCKED.get(spec["type"])
+        for port in (ports,) if isinstance(ports, str) else ports or ():
+            bit = spec["connections"].get(port, [None])[0]
+            key = cell.removeprefix("\\")
+            clocks[key if isinstance(ports, str) else (key, port[-1])] = (
+                best[bit][-1] if bit in best else None)
+    return clocks
 
 
 def late_counts(found, period_ns):

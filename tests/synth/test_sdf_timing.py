@@ -5,6 +5,7 @@ import pytest
 
 from ahasd.synth.sdf_timing import (
     Endpoint,
+    clocks_of_flip_flops,
     endpoints,
     late_counts,
     register_group,
@@ -75,6 +76,39 @@ def test_arrivals_by_hand():
     assert late_counts(found.values(), 1.6) == {"clk": (0, 2)}
     assert worst_groups(found.values(), 1.3) == [("a", "b", "CE", 1.525, 1), ("a", "b", "DI", 1.361, 1)]
     assert register_group("tvc.avg_nvct_TRELLIS_FF_Q_12") == "tvc.avg_nvct"
+
+
+def test_clocks_named_as_nextpnr_names_them(tmp_path):
+    """A clock net is named by its top-level port, not by another name of the same net (a
+    submodule's alias, even a shorter one); a cell yosys writes with a leading backslash (a
+    ``$`` name of the Verilog it read) is keyed as the SDF names it; a block RAM has a clock per
+    port, which its pins take by their port letter; a LUT RAM's packed parts take their cell's."""
+    import json
+    netlist = {"modules": {"top": {
+        "attributes": {"top": 1},
+        "ports": {"pim_clk": {"bits": [2]}, "npu_clk": {"bits": [3]}},
+        "netnames": {"q.pim_clk": {"bits": [2], "hide_name": 0},
+                     "pim_clk": {"bits": [2], "hide_name": 0},
+                     "c": {"bits": [3], "hide_name": 0},
+                     "npu_clk": {"bits": [3], "hide_name": 0},
+                     "$auto$7": {"bits": [4], "hide_name": 1},
+                     "x.local_clk": {"bits": [4], "hide_name": 0}},
+        "cells": {"\\$signature__addr$137_TRELLIS_FF_Q": {"type": "TRELLIS_FF",
+                                                             "connections": {"CLK": [2]}},
+                  "ram": {"type": "DP16KD", "connections": {"CLKA": [2], "CLKB": [3]}},
+                  "lutram": {"type": "TRELLIS_DPR16X4", "connections": {"WCK": [4]}},
+                  "lut": {"type": "LUT4", "connections": {"Z": [5]}}}}}}
+    (tmp_path / "netlist.json").write_text(json.dumps(netlist))
+    clocks = clocks_of_flip_flops(tmp_path / "netlist.json")
+    assert clocks == {"$signature__addr$137_TRELLIS_FF_Q": "pim_clk", ("ram", "A"): "pim_clk",
+                      ("ram", "B"): "npu_clk", "lutram": "x.local_clk"}
+    sdf = SDF.replace("b_TRELLIS_FF_Q_3", "ram").replace("(posedge DI)", "(posedge DIA3)")
+    sdf = sdf.replace("(posedge CE)", "(posedge ADB10)").replace("ram/DI ", "ram/DIA3 ")
+    sdf = sdf.replace("ram/CE ", "ram/ADB10 ")
+    assert {e.pin: e.clock for e in endpoints(sdf, clocks)} == {"DIA3": "pim_clk",
+                                                                 "ADB10": "npu_clk"}
+    sdf = SDF.replace("b_TRELLIS_FF_Q_3", "lutram$DPRAM_COMB0")
+    assert {e.clock for e in endpoints(sdf, clocks)} == {"x.local_clk"}
 
 
 def test_a_loop_and_a_non_sdf_are_errors():
