@@ -8,15 +8,16 @@ register that launches the path and the register that captures it, not one path.
 
 Delay model: the SDF's maximum delays (the third value of each ``(min:typ:max)``) of the cells'
 ``IOPATH`` arcs and of the ``INTERCONNECT`` arcs (the routed wires), a register's clock-to-Q as
-its ``IOPATH CLK Q``, and the largest ``SETUPHOLD`` setup time of the captured pin. Paths start
-at register outputs only: the block's input ports carry no constraint in the flow's
-out-of-context builds, as in nextpnr's own report. Clock skew is taken as zero (the clocks run on
-the global network). With these the worst arrival of a clock is nextpnr's critical path
+its ``IOPATH CLK Q`` (a block RAM's ``CLKA`` / ``CLKB`` to its data outputs likewise), and the
+largest ``SETUPHOLD`` setup time of the captured pin. Paths start at register and block RAM
+outputs only: the block's input ports carry no constraint in the flow's out-of-context builds,
+as in nextpnr's own report. Clock skew is taken as zero (the clocks run on the global network).
+With these the worst arrival of a clock is nextpnr's critical path
 (``tests/synth/test_sdf_timing.py`` checks both on a routed block).
 
-Only ECP5 is supported: its packed flip-flops and LUT RAMs keep the names synthesis gave them
-(``TRELLIS_FF``, ``TRELLIS_DPR16X4``), so each endpoint's clock comes from the synthesised
-netlist.
+Only ECP5 is supported: its packed flip-flops, LUT RAMs and block RAMs keep the names synthesis
+gave them (``TRELLIS_FF``, ``TRELLIS_DPR16X4``, ``DP16KD``), so each endpoint's clock comes from
+the synthesised netlist.
 """
 
 import collections
@@ -35,6 +36,9 @@ _SETUPHOLD = re.compile(r"\(SETUPHOLD\s+\((?:posedge|negedge)\s+(\S+)\)\s+\(pose
                         + _TRIPLE)
 _HEADER = re.compile(r'\(CELLTYPE\s+"([^"]*)"\)\s*\(INSTANCE\s*([^)\n]*)\)')
 _TIMESCALE = re.compile(r"\(TIMESCALE\s+(\d+)\s*(ps|ns)\)")
+#: A cell's clock pins, whose ``IOPATH`` arcs are clock-to-output delays (paths start there):
+#: a flip-flop's ``CLK``, a block RAM's ``CLKA`` / ``CLKB``, a DSP's ``CLK0``-``CLK3``.
+_CLOCK_PIN = re.compile(r"CLK[A-D0-3]?")
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def endpoints(sdf_text, clock_of=None):
                 arcs[_pin(src)].append((_pin(dst), _max(triple)))
             continue
         for src, dst, *triple in _IOPATH.findall(chunk):
-            if src == "CLK":
+            if _CLOCK_PIN.fullmatch(src):
                 launch[(cell, dst)] = max(launch.get((cell, dst), 0.0), _max(triple))
             else:
                 arcs[(cell, src)].append(((cell, dst), _max(triple)))
@@ -114,6 +118,7 @@ def endpoints(sdf_text, clock_of=None):
                 ready.append(dst)
     if seen != len(nodes):
         raise ValueError(f"{len(nodes) - seen} SDF pins lie on combinational loops")
+
     def clock(cell, pin):
         # A block RAM's pin belongs to port A or B (the letter before its bit number: DIA3,
         # ADB9, WEA); a packed part of a cell (LUT RAM) is named <cell>$<part>.

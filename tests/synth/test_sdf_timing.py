@@ -111,6 +111,22 @@ def test_clocks_named_as_nextpnr_names_them(tmp_path):
     assert {e.clock for e in endpoints(sdf, clocks)} == {"x.local_clk"}
 
 
+def test_a_block_ram_output_launches_a_path():
+    """A block RAM's clock-to-output (``IOPATH CLKB DOB0``) starts a path as a flip-flop's
+    clock-to-Q does: the arrival counts it (a path from a RAM's unregistered output)."""
+    sdf = SDF.replace('(CELLTYPE "TRELLIS_FF")\n    (INSTANCE a_TRELLIS_FF_Q)',
+                      '(CELLTYPE "DP16KD")\n    (INSTANCE a_TRELLIS_FF_Q)')
+    sdf = sdf.replace("(IOPATH CLK Q (400:450:525) (400:450:525))\n      )\n    )\n  )\n"
+                      "  (CELL\n    (CELLTYPE \"TRELLIS_COMB\")",
+                      "(IOPATH CLKB DOB0 (5795:5812:5830) (5795:5812:5830))\n      )\n    )\n"
+                      "  )\n  (CELL\n    (CELLTYPE \"TRELLIS_COMB\")", 1)
+    sdf = sdf.replace("a_TRELLIS_FF_Q/Q", "a_TRELLIS_FF_Q/DOB0")
+    assert "CLKB DOB0" in sdf and "CLK Q (400" in sdf      # the capturing flip-flop's stays
+    found = {e.pin: e for e in endpoints(sdf, {"b_TRELLIS_FF_Q_3": "clk"})}
+    # DI: the RAM's clock-to-output 5830 + 500 + 236 + 70 + setup 30.
+    assert found["DI"] == Endpoint("clk", "b_TRELLIS_FF_Q_3", "DI", 6.666, "a_TRELLIS_FF_Q")
+
+
 def test_a_loop_and_a_non_sdf_are_errors():
     looped = SDF.replace("(INTERCONNECT lut/F b_TRELLIS_FF_Q_3/DI",
                          "(INTERCONNECT lut/F lut/A (1:1:1) (1:1:1))\n        (INTERCONNECT lut/F b_TRELLIS_FF_Q_3/DI")
