@@ -6,7 +6,7 @@ from amaranth import Cat, Const, Signal
 
 from ahasd.hw.carry_save import csa_tree, sign_of_sum
 
-__all__ = ["PIECE_BITS", "times_terms", "pieces", "packed_rows", "at_least", "product_rows",
+__all__ = ["PIECE_BITS", "pieces", "packed_rows", "at_least", "product_rows",
            "floor_rows", "thermometer_count", "minus_times_terms", "floor_pieces"]
 
 
@@ -14,33 +14,6 @@ __all__ = ["PIECE_BITS", "times_terms", "pieces", "packed_rows", "at_least", "pr
 #: (8 x 16 bits each: at 28 nm a 16 x 16 product with its carry is longer than a cycle; an ECP5
 #: MULT18X18D each).
 PIECE_BITS = 8
-
-
-def times_terms(value, factor, width):
-    """Operands whose sum is ``value * factor`` modulo ``2**width`` for a constant ``factor >=
-    1``: its non-adjacent form's shifted ``value`` terms, each negative one as its complement
-    plus one (the ones as a constant operand), so that synthesis spends no multiplier on it."""
-    return _signed_terms(value, factor, width, negate=False)
-
-
-def _signed_terms(value, factor, width, *, negate):
-    """``(-1 if negate else 1) * value * factor`` as :func:`times_terms` forms it: a term of a
-    negative digit (after ``negate``) is the complement, and the ones are one constant."""
-    terms, ones = [], 0
-    shift = 0
-    while factor:
-        if factor & 1:
-            digit = 2 - (factor & 3)
-            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
-            if (digit > 0) != negate:
-                terms.append(term[:width])
-            else:
-                terms.append(~term[:width])
-                ones += 1
-            factor -= digit
-        factor >>= 1
-        shift += 1
-    return terms + ([ones] if ones else [])
 
 
 def pieces(m, value, factor, name):
@@ -123,9 +96,24 @@ def thermometer_count(bits):
 
 def minus_times_terms(value, factor, width):
     """Operands whose sum is ``-value * factor`` modulo ``2**width`` for a constant ``factor >=
-    1``: :func:`times_terms`' non-adjacent form with each digit's sign turned (a positive term
-    as its complement plus one, the ones as a constant operand)."""
-    return _signed_terms(value, factor, width, negate=True)
+    1``: the non-adjacent form of ``factor``, each digit's shifted ``value`` term with its sign
+    turned (a positive digit's term as its complement plus one, the ones as one constant
+    operand), so that synthesis spends no multiplier on it."""
+    terms, ones = [], 0
+    shift = 0
+    while factor:
+        if factor & 1:
+            digit = 2 - (factor & 3)
+            term = Cat(Const(0, shift), value, Const(0, max(width - shift - len(value), 0)))
+            if digit > 0:
+                terms.append(~term[:width])
+                ones += 1
+            else:
+                terms.append(term[:width])
+            factor -= digit
+        factor >>= 1
+        shift += 1
+    return terms + ([ones] if ones else [])
 
 
 def floor_pieces(products, shift):
